@@ -1,0 +1,25 @@
+"""ibo-pymc: inverse Bayesian optimization on PyMC.
+
+Given the moves a person made in a search task, infer the acquisition function
+(their exploration/exploitation strategy) that best explains them.
+Implements Sandholtz, Miyamoto, Bornn & Smith, "Inverse Bayesian Optimization",
+Bayesian Analysis (2022).
+
+The flow of the package:
+
+* :mod:`ibo_pymc.data` -- raw hotspot logs -> rounds -> per-subject observations
+* :mod:`ibo_pymc.forward` -- surrogate, acquisition families, augmentation,
+  argmax curves and lookup tables
+* :mod:`ibo_pymc.grid` -- the paper's grid inference (the reference engine)
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("ibo-pymc")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0+unknown"
+
+from ibo_pymc.errors import InputError
+
+__all__ = ["InputError", "__version__"]

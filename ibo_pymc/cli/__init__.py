@@ -1,0 +1,1 @@
+"""Command-line tools: thin layers over the library's public functions."""

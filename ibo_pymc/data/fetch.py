@@ -1,0 +1,147 @@
+"""Getting the study's public raw logs: pinned URLs, SHA-256 checks, a per-user cache.
+
+The raw logs are never shipped with the package. They live in the public
+repository ``nsandholtz/hotspot_paper`` (MIT licence), folder ``data/raw_data``,
+and are fetched at the pinned commit below; every file is checked against the
+SHA-256 in ``registry.txt``.
+
+Where the data comes from, in order:
+
+1. an explicit folder (``--data DIR`` on the command line, ``folder=`` in the API);
+2. the environment variable ``IBO_DATA_DIR``;
+3. the per-user cache (``IBO_CACHE_DIR``, else the platform cache folder
+   ``.../ibo-pymc/hotspot_raw``), fetched on first use.
+
+``IBO_DATA_URL`` replaces the download base URL (a mirror, or a local test server).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pooch
+
+from ibo_pymc.errors import InputError
+
+#: The public repository and the commit the registry hashes were taken from.
+SOURCE_REPOSITORY = "nsandholtz/hotspot_paper"
+SOURCE_COMMIT = "f5c7d7b"
+DEFAULT_BASE_URL = f"https://github.com/{SOURCE_REPOSITORY}/raw/{SOURCE_COMMIT}/data/raw_data/"
+
+
+class DataIntegrityError(InputError):
+    """A data file whose content does not match its pinned SHA-256."""
+
+
+def registry() -> dict[str, str]:
+    """File name -> ``sha256:<hex>`` for the 56 raw-log files."""
+    text = resources.files("ibo_pymc.data").joinpath("registry.txt").read_text()
+    out = {}
+    for line in text.splitlines():
+        if line.strip():
+            name, digest = line.split()
+            out[name] = digest
+    return out
+
+
+def base_url() -> str:
+    url = os.environ.get("IBO_DATA_URL") or DEFAULT_BASE_URL
+    return url if url.endswith("/") else url + "/"
+
+
+def cache_dir() -> Path:
+    """The per-user cache folder of the raw logs."""
+    root = os.environ.get("IBO_CACHE_DIR")
+    base = Path(root) if root else Path(pooch.os_cache("ibo-pymc"))
+    return base / "hotspot_raw"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def fetch(dest: str | Path | None = None, *, url: str | None = None, progress: bool = True) -> Path:
+    """Download every raw-log file into ``dest`` (default: the cache) and verify it.
+
+    Files already present with the right hash are not downloaded again. A file
+    whose download does not match its pinned hash is rejected (and not kept).
+    Returns the folder.
+    """
+    dest = Path(dest) if dest is not None else cache_dir()
+    reg = registry()
+    fetcher = pooch.create(path=dest, base_url=url or base_url(), registry=reg, retry_if_failed=2)
+    names = sorted(reg)
+    for k, name in enumerate(names, start=1):
+        if progress:
+            print(f"\rfetching raw logs {k}/{len(names)}: {name:<18}", end="", file=sys.stderr, flush=True)
+        try:
+            fetcher.fetch(name)
+        except ValueError as exc:
+            if "hash" in str(exc).lower():
+                raise DataIntegrityError(
+                    f"download does not match its pinned SHA-256 {reg[name][7:19]}...; rejected (not saved). "
+                    "The source may have changed or the transfer was tampered with",
+                    path=f"{fetcher.base_url}{name}",
+                ) from None
+            raise
+        except Exception as exc:  # network errors: requests raises many kinds
+            raise InputError(
+                f"download failed ({type(exc).__name__}: {exc}); pass --data DIR with a local copy "
+                "or set IBO_DATA_URL to a reachable mirror",
+                path=f"{fetcher.base_url}{name}",
+            ) from None
+    if progress:
+        print(f"\rfetched {len(names)} raw-log files into {dest}" + " " * 10, file=sys.stderr)
+    return dest
+
+
+def verify(folder: str | Path) -> list[str]:
+    """Check every registered file in ``folder`` against its SHA-256.
+
+    Returns a list of problems (empty when the folder is complete and intact).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError("not a folder", path=folder)
+    problems = []
+    for name, digest in sorted(registry().items()):
+        p = folder / name
+        if not p.is_file():
+            problems.append(f"{p}: missing")
+            continue
+        got = _sha256(p)
+        if got != digest.split(":", 1)[1]:
+            problems.append(f"{p}: SHA-256 {got[:12]}... does not match the pinned {digest[7:19]}...")
+    return problems
+
+
+def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -> Path:
+    """The folder of raw logs to use: ``data``, else ``IBO_DATA_DIR``, else the (fetched) cache."""
+    if data is not None:
+        p = Path(data)
+        if not p.is_dir():
+            raise InputError("data folder does not exist", path=p, field="--data")
+        return p
+    env = os.environ.get("IBO_DATA_DIR")
+    if env:
+        p = Path(env)
+        if not p.is_dir():
+            raise InputError("IBO_DATA_DIR does not name an existing folder", path=p)
+        return p
+    dest = cache_dir()
+    if not verify_quick(dest):
+        fetch(dest, progress=progress)
+    return dest
+
+
+def verify_quick(folder: Path) -> bool:
+    """True when every registered file exists in ``folder`` (hashes are checked on fetch)."""
+    return folder.is_dir() and all((folder / name).is_file() for name in registry())

@@ -1,0 +1,54 @@
+"""Atomic output files.
+
+Every file the package writes goes through :func:`atomic_path`: the content
+is written to a temporary file in the destination folder and renamed over the
+destination only once it is complete, so an interrupted run leaves the
+previous output intact and no partial file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import pandas as pd
+
+
+@contextlib.contextmanager
+def atomic_path(dest: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to ``dest``; rename it onto ``dest`` on success.
+
+    The temporary file keeps the destination's suffix, so writers that infer the
+    format from the extension (matplotlib, xarray) still work. On any exception,
+    including KeyboardInterrupt, the temporary file is removed.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.tmp-", suffix=dest.suffix, dir=dest.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, dest)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp_path.unlink()
+        raise
+
+
+def write_csv(df: pd.DataFrame, dest: str | os.PathLike, **kwargs) -> Path:
+    """Write ``df`` to ``dest`` as CSV, atomically. Returns the destination."""
+    kwargs.setdefault("index", False)
+    with atomic_path(dest) as tmp:
+        df.to_csv(tmp, **kwargs)
+    return Path(dest)
+
+
+def write_text(text: str, dest: str | os.PathLike) -> Path:
+    """Write ``text`` to ``dest`` atomically."""
+    with atomic_path(dest) as tmp:
+        tmp.write_text(text)
+    return Path(dest)
