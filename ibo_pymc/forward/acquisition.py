@@ -1,0 +1,141 @@
+"""Acquisition families (paper eqs 3.8-3.10) and their registry.
+
+A family is a small object: a name, the name of its one shape parameter, the
+parameter's range, a default grid, and a function of the predictive mean ``mu``,
+predictive sd ``sd``, incumbent ``f_best`` and the parameter. Any deterministic
+acquisition function fits the method (paper section 4.2); users add their own
+with :func:`register_family` and it flows through to the argmax tables.
+
+The library evaluates PI and EI on the log scale (``log_value``) when searching
+for argmaxes: the logarithm is monotone, so argmaxes are unchanged, and the log
+scale keeps far-from-incumbent candidates from underflowing to exact ties.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from scipy import special
+
+ValueFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+_SQRT_HALF_PI = np.sqrt(np.pi / 2.0)
+
+
+@dataclass(frozen=True)
+class AcquisitionFamily:
+    """One acquisition family u(theta | delta_r1; param).
+
+    Attributes
+    ----------
+    name : short label (``"PI"``).
+    param_name : the shape parameter's name (``"xi"``); posterior variables are
+        named ``f"{param_name}_{name.lower()}"`` (``xi_pi``).
+    bounds : the parameter's range (the sampled model's uniform prior).
+    value : ``value(mu, sd, f_best, param)`` -> acquisition value.
+    log_value : optional monotone transform used for argmax searches.
+    n_grid : default number of grid values (``linspace(*bounds, n_grid)``).
+    """
+
+    name: str
+    param_name: str
+    bounds: tuple[float, float]
+    value: ValueFn
+    log_value: ValueFn | None = None
+    n_grid: int = 61
+    description: str = field(default="", compare=False)
+
+    @property
+    def var_name(self) -> str:
+        return f"{self.param_name}_{self.name.lower()}"
+
+    def grid(self, n: int | None = None) -> np.ndarray:
+        return np.linspace(self.bounds[0], self.bounds[1], n or self.n_grid)
+
+    def score(self, mu, sd, f_best, param) -> np.ndarray:
+        """What the argmax search maximises (``log_value`` if given, else ``value``)."""
+        fn = self.log_value or self.value
+        return fn(mu, sd, f_best, param)
+
+
+def incumbent(delta_r1) -> np.ndarray:
+    """The best score so far relative to the start: ``max(0, delta_r1)``."""
+    return np.maximum(0.0, np.asarray(delta_r1, dtype=float))
+
+
+def _z(mu, sd, f_best, xi):
+    return (mu - f_best - xi) / sd
+
+
+def pi_value(mu, sd, f_best, xi):
+    """Probability of improvement, ``Phi((mu - f+ - xi) / sd)``."""
+    return special.ndtr(_z(mu, sd, f_best, xi))
+
+
+def pi_log_value(mu, sd, f_best, xi):
+    return special.log_ndtr(_z(mu, sd, f_best, xi))
+
+
+def ei_value(mu, sd, f_best, xi):
+    """Expected improvement, ``sd * (z Phi(z) + phi(z))``."""
+    z = _z(mu, sd, f_best, xi)
+    return sd * (z * special.ndtr(z) + np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi))
+
+
+def ei_log_value(mu, sd, f_best, xi):
+    # z Phi(z) + phi(z) = phi(z) * (1 + z Phi(z)/phi(z)), Phi(z)/phi(z) = sqrt(pi/2) erfcx(-z/sqrt 2)
+    z = np.asarray(_z(mu, sd, f_best, xi))
+    log_phi = -0.5 * z * z - 0.5 * np.log(2 * np.pi)
+    ratio = 1.0 + z * _SQRT_HALF_PI * special.erfcx(-z / np.sqrt(2.0))
+    return np.log(sd) + log_phi + np.log(np.maximum(ratio, np.finfo(float).tiny))
+
+
+def ucb_value(mu, sd, f_best, p):
+    """Upper confidence bound: the p-quantile of the predictive, ``mu + sd Phi^-1(p)``."""
+    return mu + sd * special.ndtri(p)
+
+
+PI = AcquisitionFamily(
+    "PI", "xi", (0.0, 30.0), pi_value, pi_log_value, description="probability of improvement over f+ + xi"
+)
+EI = AcquisitionFamily("EI", "xi", (0.0, 30.0), ei_value, ei_log_value, description="expected improvement over f+ + xi")
+UCB = AcquisitionFamily("UCB", "p", (0.5, 0.99), ucb_value, description="p-quantile of the predictive")
+
+_REGISTRY: dict[str, AcquisitionFamily] = {}
+
+
+def register_family(family: AcquisitionFamily, *, replace: bool = False) -> AcquisitionFamily:
+    """Make a family available by name to the tables, the grid engine and the models."""
+    if family.name in _REGISTRY and not replace:
+        raise ValueError(f"acquisition family {family.name!r} is already registered (pass replace=True)")
+    lo, hi = family.bounds
+    if not lo < hi:
+        raise ValueError(f"family {family.name!r}: bounds must be increasing, got {family.bounds}")
+    _REGISTRY[family.name] = family
+    return family
+
+
+def unregister_family(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def get_family(name: str | AcquisitionFamily) -> AcquisitionFamily:
+    if isinstance(name, AcquisitionFamily):
+        return name
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown acquisition family {name!r}; registered: {', '.join(_REGISTRY)}") from None
+
+
+def registered_families() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+for _f in (PI, EI, UCB):
+    register_family(_f)
+
+#: The paper's three families, in its order.
+PAPER_FAMILIES = ("PI", "EI", "UCB")

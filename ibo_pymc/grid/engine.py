@@ -1,0 +1,357 @@
+"""The paper's grid inference (SPEC section 6): exact, vectorised, fast.
+
+For one subject and one model (``u``, ``tau`` = ũ, ``tau_pm`` = ũ±):
+
+* every grid cell (family, parameter, tau[, tau], gamma) has equal prior mass;
+* theta* at each observed delta_r1 comes from the argmax tables by linear
+  interpolation in delta_r1 (parameters and tau sit on grid values);
+* the likelihood is the symmetric wrapped-Cauchy mixture of SPEC section 5;
+* the mixture weight is handled by EM exactly as the reference does: per-round
+  weights start at 0.5; each pass evaluates the whole grid with the per-round
+  weights in place of w, takes the MAP cell and recomputes each training round's
+  responsibility of the +theta* component under it; passes stop once the summed
+  absolute change is below 0.001, or after 9 passes. ``w_em`` is the mean
+  responsibility. For ũ± the two halves (delta_r1 < 0 and >= 0) keep separate
+  per-round weights, and the grid is the join of the halves on (family,
+  parameter, gamma) with a tau for each half.
+
+Speed: theta* on a round can only be ``(1-f) theta_a + f theta_b`` for the two
+table angles ``a, b`` around its delta_r1, so each round has a short list of
+distinct theta* values across all cells. The engine evaluates the mixture once
+per (round, distinct value, gamma) and sums per cell with one sparse
+matrix product; cells whose curves coincide on the data (e.g. PI with xi = 0
+and UCB with p = 0.5) share one row and hence exactly equal log-likelihoods.
+
+Ties between cells with equal log-likelihood are broken in a fixed, documented
+order (:data:`TIE_ORDER`): family ``UCB`` before ``PI`` before ``EI`` (then any
+user-registered family in table order), so the pure-exploitation curve shared
+by PI(xi = 0) and UCB(p = 0.5) is reported as UCB p = 0.5; then the larger
+(more exploratory) tau; then the smaller shape parameter; then the smaller
+gamma; for ũ± the order is family, tau^-, parameter, gamma, tau^+.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy import sparse
+
+from ibo_pymc.circular import wrapped_cauchy_mixture_logpdf
+from ibo_pymc.forward.argmax import ArgmaxTables, TableConfig, load_tables
+
+MODELS = ("u", "tau", "tau_pm")
+#: Family preference on exact ties (see module docstring).
+TIE_ORDER = ("UCB", "PI", "EI")
+
+
+@dataclass(frozen=True)
+class GridConfig:
+    """Everything that defines a grid fit besides the data."""
+
+    tables: TableConfig = field(default_factory=TableConfig)
+    n_gamma: int = 61
+    gamma_min: float = 0.01
+    gamma_max: float = float(np.pi / 4)
+    em_tol: float = 1e-3
+    em_max_passes: int = 9
+    credible_mass: float = 0.95
+
+    @classmethod
+    def published(cls, **overrides) -> "GridConfig":
+        """The grid, EM and table settings behind the published Tables 1 and 2."""
+        return cls(**{"tables": TableConfig.published(), **overrides})
+
+    @property
+    def gamma(self) -> np.ndarray:
+        return np.linspace(self.gamma_min, self.gamma_max, self.n_gamma)
+
+
+def _check_model(model: str) -> str:
+    if model not in MODELS:
+        from ibo_pymc.errors import InputError
+
+        raise InputError(f"unknown model {model!r}; expected one of {', '.join(MODELS)}", field="model")
+    return model
+
+
+class _Half:
+    """Precomputed structure of one set of rounds for fast grid log-likelihoods."""
+
+    def __init__(self, tables: ArgmaxTables, tau_index: np.ndarray, delta_r1: np.ndarray, theta2: np.ndarray):
+        cfg = tables.config
+        self.theta2 = np.asarray(theta2, float)
+        self.n = len(self.theta2)
+        F, P = tables.values.shape[:2]
+        K = len(tau_index)
+        self.shape = (F, P, K)
+        if self.n == 0:
+            return
+        theta = cfg.theta
+        step = theta[1] - theta[0]
+        i, f = tables.delta_r1_weights(delta_r1)
+        vals = tables.values[:, :, tau_index, :]  # (F, P, K, D)
+        # table angles as grid indices
+        idx = np.rint(vals / step).astype(np.int64)
+        a = idx[..., i].reshape(-1, self.n)  # (C, N)
+        b = idx[..., i + 1].reshape(-1, self.n)
+        nt = len(theta)
+        code = (np.arange(self.n)[None, :] * nt + a) * nt + b
+        uniq, inv = np.unique(code, return_inverse=True)
+        inv = inv.reshape(code.shape)
+        self.round_of = uniq // (nt * nt)
+        ua = (uniq // nt) % nt
+        ub = uniq % nt
+        fr = f[self.round_of]
+        self.values = theta[ua] * (1.0 - fr) + theta[ub] * fr  # distinct theta* per (round, value)
+        # cells whose curves coincide share a row
+        rows, row_of_cell = np.unique(inv, axis=0, return_inverse=True)
+        self.row_of_cell = row_of_cell.ravel()
+        nr = rows.shape[0]
+        self.S = sparse.csr_matrix(
+            (np.ones(rows.size), rows.ravel(), np.arange(0, rows.size + 1, self.n)),
+            shape=(nr, len(uniq)),
+        )
+        self.cell_curves = (vals[..., i] * (1.0 - f) + vals[..., i + 1] * f).reshape(-1, self.n)
+
+    def loglik(self, gamma: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Log-likelihood (C, G) of every cell and gamma with per-round weights."""
+        C = int(np.prod(self.shape))
+        if self.n == 0:
+            return np.zeros((C, len(gamma)))
+        x = self.theta2[self.round_of][:, None]
+        w = np.clip(weights[self.round_of], 0.0, 1.0)[:, None]
+        M = wrapped_cauchy_mixture_logpdf(x, self.values[:, None], gamma[None, :], w)
+        return (self.S @ M)[self.row_of_cell]
+
+    def responsibilities(self, cell: int, gamma: float) -> np.ndarray:
+        """Responsibility of the +theta* component for each round under one cell."""
+        if self.n == 0:
+            return np.zeros(0)
+        ts = self.cell_curves[cell]
+        lp = wrapped_cauchy_mixture_logpdf(self.theta2, ts, gamma, 1.0)
+        lm = wrapped_cauchy_mixture_logpdf(self.theta2, ts, gamma, 0.0)
+        return 1.0 / (1.0 + np.exp(lm - lp))
+
+
+@dataclass
+class GridFit:
+    """Result of a grid fit for one subject and model.
+
+    ``posterior`` is an :class:`xarray.DataArray` of posterior masses over the full
+    grid with dims ``(family, param_index, tau, gamma)`` (``u``, ``tau``) or
+    ``(family, param_index, tau_neg, tau_pos, gamma)`` (``tau_pm``); ``map`` is a
+    dict of the MAP cell; ``w_em`` the mean EM responsibility (``w_em_neg`` and
+    ``w_em_pos`` per half for ũ±).
+    """
+
+    model: str
+    subject: int | None
+    config: GridConfig
+    posterior: xr.DataArray
+    log_likelihood: xr.DataArray
+    map: dict
+    w_em: float
+    w_em_half: dict
+    em_passes: int
+    tables: ArgmaxTables = field(repr=False)
+
+    # --- summaries ------------------------------------------------------------
+    def marginal(self) -> xr.DataArray:
+        """Posterior mass of each acquisition function (gamma marginalised)."""
+        return self.posterior.sum("gamma")
+
+    def family_probabilities(self) -> pd.Series:
+        dims = [d for d in self.posterior.dims if d != "family"]
+        return self.posterior.sum(dims).to_series().rename("probability")
+
+    def credible_set(self, mass: float | None = None) -> pd.DataFrame:
+        """Highest-mass acquisition functions (gamma marginalised) up to ``mass`` (default 95%)."""
+        mass = self.config.credible_mass if mass is None else mass
+        m = self.marginal()
+        df = m.to_dataframe(name="probability").reset_index()
+        if "param" not in df.columns:
+            df["param"] = m["param"].values[df["family"].map({f: i for i, f in enumerate(m["family"].values)}), df["param_index"]]
+        df = df.sort_values("probability", ascending=False, kind="stable").reset_index(drop=True)
+        cum = df["probability"].cumsum().to_numpy()
+        k = int(np.searchsorted(cum, mass - 1e-12)) + 1
+        out = df.iloc[: min(k, len(df))].copy()
+        out["cumulative"] = cum[: len(out)]
+        return out
+
+    def gamma_marginal(self) -> xr.DataArray:
+        dims = [d for d in self.posterior.dims if d != "gamma"]
+        return self.posterior.sum(dims)
+
+    def map_curve(self, delta_r1) -> np.ndarray:
+        """theta*(delta_r1) of the MAP acquisition function."""
+        m = self.map
+        return self.tables.theta_star(m["family"], m["param"], delta_r1, tau=m["tau_pos"], tau_neg=m["tau_neg"])
+
+    def log_predictive(self, delta_r1, theta2) -> np.ndarray:
+        """Pointwise log density of held-out rounds under the MAP curve, MAP gamma and w_em.
+
+        For ũ± each half uses the mean responsibility of its own half.
+        """
+        d = np.asarray(delta_r1, float)
+        w = np.full(d.shape, self.w_em)
+        if self.model == "tau_pm":
+            w = np.where(d < 0, self.w_em_half["neg"], self.w_em_half["pos"])
+        return wrapped_cauchy_mixture_logpdf(theta2, self.map_curve(d), self.map["gamma"], w)
+
+    def oos_loglik(self, delta_r1, theta2) -> float:
+        """Held-out log-likelihood rounded as the paper does (2 decimals; per half for ũ±)."""
+        lp = self.log_predictive(delta_r1, theta2)
+        if self.model != "tau_pm":
+            return round(float(lp.sum()), 2)
+        neg = np.asarray(delta_r1) < 0
+        return round(round(float(lp[neg].sum()), 2) + round(float(lp[~neg].sum()), 2), 2)
+
+
+def _tie_ranks(families: tuple[str, ...]) -> np.ndarray:
+    ranked = [f for f in TIE_ORDER if f in families] + [f for f in families if f not in TIE_ORDER]
+    return np.array([ranked.index(f) for f in families])
+
+
+def fit_grid(
+    delta_r1,
+    theta2,
+    model: str = "tau_pm",
+    *,
+    config: GridConfig | None = None,
+    tables: ArgmaxTables | None = None,
+    subject: int | None = None,
+) -> GridFit:
+    """Grid posterior and EM mixture weight for one subject's (training) rounds."""
+    model = _check_model(model)
+    config = config or GridConfig()
+    tables = tables or load_tables(config.tables)
+    tc = tables.config
+    d = np.asarray(delta_r1, float)
+    x = np.asarray(theta2, float)
+    gamma = config.gamma
+    F, P = tables.values.shape[:2]
+    taus = tc.tau
+    fam_rank = _tie_ranks(tc.families)
+
+    if model == "u":
+        zero = int(np.argmin(np.abs(taus)))
+        tau_idx = np.array([zero])
+    else:
+        tau_idx = np.arange(len(taus))
+    K = len(tau_idx)
+    tau_rank = -tau_idx.astype(float)  # larger tau first on ties
+
+    if model == "tau_pm":
+        neg = d < 0
+        halves = {"neg": _Half(tables, tau_idx, d[neg], x[neg]), "pos": _Half(tables, tau_idx, d[~neg], x[~neg])}
+        masks = {"neg": neg, "pos": ~neg}
+    else:
+        halves = {"all": _Half(tables, tau_idx, d, x)}
+        masks = {"all": np.ones(len(d), bool)}
+
+    weights = {h: np.full(int(m.sum()), 0.5) for h, m in masks.items()}
+    new = {h: w.copy() for h, w in weights.items()}
+    passes = 0
+    G = len(gamma)
+    while passes == 0 or (
+        sum(np.abs(new[h] - weights[h]).sum() for h in halves) >= config.em_tol and passes < config.em_max_passes
+    ):
+        weights = {h: w.copy() for h, w in new.items()}
+        L = {h: halves[h].loglik(gamma, weights[h]).reshape(F, P, K, G) for h in halves}
+        if model == "tau_pm":
+            # joint (F, P, Kneg, Kpos, G); tie order: family, tau_neg, param, gamma, tau_pos
+            joint = L["neg"][:, :, :, None, :] + L["pos"][:, :, None, :, :]
+            shape = joint.shape
+            keys = [
+                np.broadcast_to(fam_rank[:, None, None, None, None], shape),
+                np.broadcast_to(tau_rank[None, None, :, None, None], shape),
+                np.broadcast_to(np.arange(P)[None, :, None, None, None], shape),
+                np.broadcast_to(np.arange(G)[None, None, None, None, :], shape),
+                np.broadcast_to(tau_rank[None, None, None, :, None], shape),
+            ]
+            f, p, kn, kp, g = _pick_ordered(joint, keys)
+            cell_neg = np.ravel_multi_index((f, p, kn), (F, P, K))
+            cell_pos = np.ravel_multi_index((f, p, kp), (F, P, K))
+            new = {
+                "neg": halves["neg"].responsibilities(cell_neg, gamma[g]),
+                "pos": halves["pos"].responsibilities(cell_pos, gamma[g]),
+            }
+            map_idx = (f, p, kn, kp, g)
+            ll_full = joint
+        else:
+            ll_full = L["all"]
+            keys = [
+                np.broadcast_to(fam_rank[:, None, None, None], ll_full.shape),
+                np.broadcast_to(tau_rank[None, None, :, None], ll_full.shape),
+                np.broadcast_to(np.arange(P)[None, :, None, None], ll_full.shape),
+                np.broadcast_to(np.arange(G)[None, None, None, :], ll_full.shape),
+            ]
+            f, p, k, g = _pick_ordered(ll_full, keys)
+            new = {"all": halves["all"].responsibilities(np.ravel_multi_index((f, p, k), (F, P, K)), gamma[g])}
+            map_idx = (f, p, k, g)
+        passes += 1
+
+    fam = tc.families[map_idx[0]]
+    params = tables.config.params(fam)
+    if model == "tau_pm":
+        tn, tp = taus[tau_idx[map_idx[2]]], taus[tau_idx[map_idx[3]]]
+        g = map_idx[4]
+    elif model == "tau":
+        tn = tp = taus[tau_idx[map_idx[2]]]
+        g = map_idx[3]
+    else:
+        tn = tp = 0.0
+        g = map_idx[3]
+    all_new = np.concatenate([new[h] for h in halves]) if len(d) else np.zeros(0)
+    w_em = float(all_new.mean()) if len(all_new) else 0.5
+    w_half = {h: (float(new[h].mean()) if len(new[h]) else 0.5) for h in halves}
+    map_cell = {
+        "family": fam,
+        "param": float(params[map_idx[1]]),
+        "param_name": tables.data["param_name"].values[map_idx[0]].item(),
+        "tau_neg": float(tn),
+        "tau_pos": float(tp),
+        "gamma": float(gamma[g]),
+        "loglik": float(ll_full[map_idx]),
+    }
+    post = np.exp(ll_full - ll_full.max())
+    post /= post.sum()
+    coords = {
+        "family": list(tc.families),
+        "param_index": np.arange(P),
+        "param": (("family", "param_index"), np.stack([tc.params(f_) for f_ in tc.families])),
+        "gamma": gamma,
+    }
+    if model == "tau_pm":
+        dims = ("family", "param_index", "tau_neg", "tau_pos", "gamma")
+        coords.update(tau_neg=taus[tau_idx], tau_pos=taus[tau_idx])
+    else:
+        dims = ("family", "param_index", "tau", "gamma")
+        coords.update(tau=taus[tau_idx])
+    attrs = {"model": model, "subject": -1 if subject is None else subject}
+    return GridFit(
+        model=model,
+        subject=subject,
+        config=config,
+        posterior=xr.DataArray(post, dims=dims, coords=coords, name="posterior", attrs=attrs),
+        log_likelihood=xr.DataArray(ll_full, dims=dims, coords=coords, name="log_likelihood", attrs=attrs),
+        map=map_cell,
+        w_em=w_em,
+        w_em_half=w_half if model == "tau_pm" else {"neg": w_em, "pos": w_em},
+        em_passes=passes,
+        tables=tables,
+    )
+
+
+def _pick_ordered(ll: np.ndarray, keys: list[np.ndarray]) -> tuple:
+    """Argmax with exact ties broken by ``keys`` (same shape as ``ll``, most significant first)."""
+    best = ll.max()
+    cand = np.argwhere(ll == best)
+    if len(cand) == 1:
+        return tuple(cand[0])
+    ix = tuple(cand.T)
+    order = np.lexsort([k[ix] for k in keys[::-1]])
+    return tuple(cand[order[0]])
