@@ -32,6 +32,7 @@ gamma; for ũ± the order is family, tau^-, parameter, gamma, tau^+.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -90,29 +91,34 @@ class _Half:
         if self.n == 0:
             return
         theta = cfg.theta
-        step = theta[1] - theta[0]
         i, f = tables.delta_r1_weights(delta_r1)
-        vals = tables.values[:, :, tau_index, :]  # (F, P, K, D)
-        # table angles as grid indices
-        idx = np.rint(vals / step).astype(np.int64)
-        a = idx[..., i].reshape(-1, self.n)  # (C, N)
-        b = idx[..., i + 1].reshape(-1, self.n)
+        pairs = _knot_pairs(tables, tuple(int(t) for t in tau_index))
+        # each round's distinct theta* values are its knot's distinct (a, b) angle pairs
+        counts = pairs.n_pairs[i]
+        offsets = np.r_[0, np.cumsum(counts)[:-1]]
+        inv = pairs.local[:, i] + offsets[None, :]  # (C, N) column of each cell's value
+        self.round_of = np.repeat(np.arange(self.n), counts)
+        pos = np.arange(counts.sum()) - np.repeat(offsets, counts)
+        pair = pairs.codes[pairs.start[i[self.round_of]] + pos]
         nt = len(theta)
-        code = (np.arange(self.n)[None, :] * nt + a) * nt + b
-        uniq, inv = np.unique(code, return_inverse=True)
-        inv = inv.reshape(code.shape)
-        self.round_of = uniq // (nt * nt)
-        ua = (uniq // nt) % nt
-        ub = uniq % nt
         fr = f[self.round_of]
-        self.values = theta[ua] * (1.0 - fr) + theta[ub] * fr  # distinct theta* per (round, value)
-        # cells whose curves coincide share a row
-        rows, row_of_cell = np.unique(inv, axis=0, return_inverse=True)
+        self.values = theta[pair // nt] * (1.0 - fr) + theta[pair % nt] * fr
+        x = self.theta2[self.round_of]
+        self.s_plus = np.sin((x - self.values) / 2.0) ** 2  # component at +theta*
+        self.s_minus = np.sin((x + self.values) / 2.0) ** 2  # component at -theta*
+        vals = tables.values[:, :, tau_index, :]
+        # cells whose curves coincide on these rounds share a row: hash rows, then verify
+        rng = np.random.default_rng(12345)
+        h = inv @ rng.integers(1, 2**62, size=self.n, dtype=np.int64)
+        _, first, row_of_cell = np.unique(h, return_index=True, return_inverse=True)
+        rows = inv[first]
+        if not np.array_equal(rows[row_of_cell.ravel()], inv):  # hash collision: exact fallback
+            rows, row_of_cell = np.unique(inv, axis=0, return_inverse=True)
         self.row_of_cell = row_of_cell.ravel()
         nr = rows.shape[0]
         self.S = sparse.csr_matrix(
             (np.ones(rows.size), rows.ravel(), np.arange(0, rows.size + 1, self.n)),
-            shape=(nr, len(uniq)),
+            shape=(nr, len(self.values)),
         )
         self.cell_curves = (vals[..., i] * (1.0 - f) + vals[..., i + 1] * f).reshape(-1, self.n)
 
@@ -121,9 +127,12 @@ class _Half:
         C = int(np.prod(self.shape))
         if self.n == 0:
             return np.zeros((C, len(gamma)))
-        x = self.theta2[self.round_of][:, None]
         w = np.clip(weights[self.round_of], 0.0, 1.0)[:, None]
-        M = wrapped_cauchy_mixture_logpdf(x, self.values[:, None], gamma[None, :], w)
+        # log of the mixture: log(sinh g / 4 pi) + log(w / (sh2 + s+) + (1 - w) / (sh2 + s-)),
+        # using cosh g - cos d = 2 (sinh^2(g/2) + sin^2(d/2))
+        sh2 = np.sinh(gamma / 2.0)[None, :] ** 2
+        M = np.log(w / (sh2 + self.s_plus[:, None]) + (1.0 - w) / (sh2 + self.s_minus[:, None]))
+        M += (np.log(np.sinh(gamma)) - np.log(4.0 * np.pi))[None, :]
         return (self.S @ M)[self.row_of_cell]
 
     def responsibilities(self, cell: int, gamma: float) -> np.ndarray:
@@ -150,13 +159,32 @@ class GridFit:
     model: str
     subject: int | None
     config: GridConfig
-    posterior: xr.DataArray
-    log_likelihood: xr.DataArray
+    dims: tuple
+    coords: dict = field(repr=False)
+    attrs: dict = field(repr=False)
+    parts: dict = field(repr=False)  # per-half log-likelihood arrays (F, P, K, G)
     map: dict
     w_em: float
     w_em_half: dict
     em_passes: int
     tables: ArgmaxTables = field(repr=False)
+
+    @functools.cached_property
+    def log_likelihood(self) -> xr.DataArray:
+        """Log-likelihood of every grid cell (with the final EM per-round weights)."""
+        if self.model == "tau_pm":
+            ll = self.parts["neg"][:, :, :, None, :] + self.parts["pos"][:, :, None, :, :]
+        else:
+            ll = self.parts["all"]
+        return xr.DataArray(ll, dims=self.dims, coords=self.coords, name="log_likelihood", attrs=self.attrs)
+
+    @functools.cached_property
+    def posterior(self) -> xr.DataArray:
+        """Posterior mass of every grid cell (uniform prior over cells)."""
+        ll = self.log_likelihood.values
+        post = np.exp(ll - ll.max())
+        post /= post.sum()
+        return xr.DataArray(post, dims=self.dims, coords=self.coords, name="posterior", attrs=self.attrs)
 
     # --- summaries ------------------------------------------------------------
     def marginal(self) -> xr.DataArray:
@@ -208,6 +236,42 @@ class GridFit:
             return round(float(lp.sum()), 2)
         neg = np.asarray(delta_r1) < 0
         return round(round(float(lp[neg].sum()), 2) + round(float(lp[~neg].sum()), 2), 2)
+
+
+@dataclass(frozen=True)
+class _KnotPairs:
+    """Per delta_r1 knot j: the distinct (theta_a, theta_b) index pairs at knots (j, j+1)."""
+
+    codes: np.ndarray  # concatenated pair codes a * n_theta + b, grouped by knot
+    start: np.ndarray  # (D-1,) offset of each knot's group in ``codes``
+    n_pairs: np.ndarray  # (D-1,) group sizes
+    local: np.ndarray  # (C, D-1) index of each cell's pair within its knot's group
+
+
+_PAIR_CACHE: dict = {}
+
+
+def _knot_pairs(tables: ArgmaxTables, tau_index: tuple[int, ...]) -> _KnotPairs:
+    key = (tables.config, id(tables.values), tau_index)
+    if key in _PAIR_CACHE:
+        return _PAIR_CACHE[key]
+    theta = tables.config.theta
+    nt = len(theta)
+    idx = np.rint(tables.values[:, :, list(tau_index), :] / (theta[1] - theta[0])).astype(np.int64)
+    idx = idx.reshape(-1, idx.shape[-1])  # (C, D)
+    code = idx[:, :-1] * nt + idx[:, 1:]  # (C, D-1)
+    D1 = code.shape[1]
+    keyed = np.arange(D1)[None, :] * (nt * nt) + code
+    uniq, inv = np.unique(keyed, return_inverse=True)
+    knot = uniq // (nt * nt)
+    n_pairs = np.bincount(knot, minlength=D1)
+    start = np.r_[0, np.cumsum(n_pairs)[:-1]]
+    local = inv.reshape(code.shape) - start[None, :]
+    out = _KnotPairs(codes=uniq % (nt * nt), start=start, n_pairs=n_pairs, local=local)
+    if len(_PAIR_CACHE) > 8:
+        _PAIR_CACHE.clear()
+    _PAIR_CACHE[key] = out
+    return out
 
 
 def _tie_ranks(families: tuple[str, ...]) -> np.ndarray:
@@ -262,17 +326,7 @@ def fit_grid(
         weights = {h: w.copy() for h, w in new.items()}
         L = {h: halves[h].loglik(gamma, weights[h]).reshape(F, P, K, G) for h in halves}
         if model == "tau_pm":
-            # joint (F, P, Kneg, Kpos, G); tie order: family, tau_neg, param, gamma, tau_pos
-            joint = L["neg"][:, :, :, None, :] + L["pos"][:, :, None, :, :]
-            shape = joint.shape
-            keys = [
-                np.broadcast_to(fam_rank[:, None, None, None, None], shape),
-                np.broadcast_to(tau_rank[None, None, :, None, None], shape),
-                np.broadcast_to(np.arange(P)[None, :, None, None, None], shape),
-                np.broadcast_to(np.arange(G)[None, None, None, None, :], shape),
-                np.broadcast_to(tau_rank[None, None, None, :, None], shape),
-            ]
-            f, p, kn, kp, g = _pick_ordered(joint, keys)
+            f, p, kn, kp, g = _map_joint(L["neg"], L["pos"], fam_rank, tau_rank)
             cell_neg = np.ravel_multi_index((f, p, kn), (F, P, K))
             cell_pos = np.ravel_multi_index((f, p, kp), (F, P, K))
             new = {
@@ -280,7 +334,7 @@ def fit_grid(
                 "pos": halves["pos"].responsibilities(cell_pos, gamma[g]),
             }
             map_idx = (f, p, kn, kp, g)
-            ll_full = joint
+            map_ll = float(L["neg"][f, p, kn, g] + L["pos"][f, p, kp, g])
         else:
             ll_full = L["all"]
             keys = [
@@ -292,6 +346,7 @@ def fit_grid(
             f, p, k, g = _pick_ordered(ll_full, keys)
             new = {"all": halves["all"].responsibilities(np.ravel_multi_index((f, p, k), (F, P, K)), gamma[g])}
             map_idx = (f, p, k, g)
+            map_ll = float(ll_full[map_idx])
         passes += 1
 
     fam = tc.families[map_idx[0]]
@@ -315,10 +370,8 @@ def fit_grid(
         "tau_neg": float(tn),
         "tau_pos": float(tp),
         "gamma": float(gamma[g]),
-        "loglik": float(ll_full[map_idx]),
+        "loglik": map_ll,
     }
-    post = np.exp(ll_full - ll_full.max())
-    post /= post.sum()
     coords = {
         "family": list(tc.families),
         "param_index": np.arange(P),
@@ -336,14 +389,34 @@ def fit_grid(
         model=model,
         subject=subject,
         config=config,
-        posterior=xr.DataArray(post, dims=dims, coords=coords, name="posterior", attrs=attrs),
-        log_likelihood=xr.DataArray(ll_full, dims=dims, coords=coords, name="log_likelihood", attrs=attrs),
+        dims=dims,
+        coords=coords,
+        attrs=attrs,
+        parts=L,
         map=map_cell,
         w_em=w_em,
         w_em_half=w_half if model == "tau_pm" else {"neg": w_em, "pos": w_em},
         em_passes=passes,
         tables=tables,
     )
+
+
+def _map_joint(Ln: np.ndarray, Lp: np.ndarray, fam_rank: np.ndarray, tau_rank: np.ndarray) -> tuple:
+    """MAP of the ũ± join ``Ln[f,p,kn,g] + Lp[f,p,kp,g]`` without forming it.
+
+    Exact ties are broken in the order family, tau^-, parameter, gamma, tau^+.
+    """
+    mn = Ln.max(axis=2)
+    mp = Lp.max(axis=2)
+    tot = mn + mp
+    best = tot.max()
+    cands = []
+    for f, p, g in np.argwhere(tot == best):
+        for kn in np.flatnonzero(Ln[f, p, :, g] == mn[f, p, g]):
+            for kp in np.flatnonzero(Lp[f, p, :, g] == mp[f, p, g]):
+                cands.append((fam_rank[f], tau_rank[kn], p, g, tau_rank[kp], (f, p, kn, kp, g)))
+    cands.sort(key=lambda c: c[:5])
+    return tuple(int(v) for v in cands[0][5])
 
 
 def _pick_ordered(ll: np.ndarray, keys: list[np.ndarray]) -> tuple:
