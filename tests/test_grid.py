@@ -111,7 +111,6 @@ def test_reproduces_paper_subjects(hotspot, paper_split, subject):
     assert (round(r["gamma"], 2), round(r["w_em"], 2)) == (g, w)
 
 
-@pytest.mark.slow
 def test_reproduces_paper_tables_whole_cohort(hotspot, paper_split):
     res = reproduce(hotspot, paper_split, config=GridConfig.published(), workers=2, progress=False)
     t1 = res.table1.set_index("subject")
