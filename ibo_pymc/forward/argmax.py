@@ -105,6 +105,11 @@ class TableConfig:
         return np.linspace(lo, hi, self.n_param)
 
     @property
+    def param_matrix(self) -> np.ndarray:
+        """(family, param_index) array of every family's parameter grid."""
+        return np.stack([self.params(f) for f in self.families])
+
+    @property
     def surrogate(self) -> Surrogate:
         return Surrogate(self.sigma_s, self.sigma_beta, self.click_radius)
 
@@ -152,10 +157,21 @@ def argmax_curve(
     neg = d < 0
     taus = np.where(neg, tau if negative_tau is None else negative_tau, tau)
     lo, hi = allowed_window(theta, taus, neg, rule)
-    idx = np.arange(len(theta))
-    masked = np.where((idx >= lo[:, None]) & (idx <= hi[:, None]), vals, -np.inf)
-    out = theta[np.argmax(masked, axis=-1)]
+    out = theta[_argmax_in_windows(vals, lo, hi)]
     return out.reshape(p.shape + np.shape(delta_r1))
+
+
+def _argmax_in_windows(vals: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Index of the maximum of ``vals[..., d, lo[d]:hi[d]+1]`` for every delta_r1 ``d``.
+
+    ``vals`` has the delta_r1 axis second to last and the angle last; the windows
+    are inclusive index bounds. Rounds sharing a window are searched together.
+    """
+    out = np.empty(vals.shape[:-1], dtype=np.int64)
+    for a, b in np.unique(np.stack([lo, hi], axis=1), axis=0):
+        sel = (lo == a) & (hi == b)
+        out[..., sel] = np.argmax(vals[..., sel, a : b + 1], axis=-1) + a
+    return out
 
 
 def _build(config: TableConfig) -> np.ndarray:
@@ -170,11 +186,7 @@ def _build(config: TableConfig) -> np.ndarray:
         vals = fam.score(mean[None], sd[None], fbest[None], params[:, None, None])  # (P, D, T)
         vals = np.ascontiguousarray(vals)
         for k in range(len(taus)):
-            pairs = np.stack([lo[k], hi[k]], axis=1)
-            for a, b in np.unique(pairs, axis=0):
-                sel = (lo[k] == a) & (hi[k] == b)
-                idx = np.argmax(vals[:, sel, a : b + 1], axis=-1) + a
-                out[fi, :, k, sel] = theta[idx].T
+            out[fi, :, k, :] = theta[_argmax_in_windows(vals, lo[k], hi[k])]
     return out
 
 
@@ -198,7 +210,7 @@ class ArgmaxTables:
             dims=("family", "param_index", "tau", "delta_r1"),
             coords={
                 "family": list(c.families),
-                "param": (("family", "param_index"), np.stack([c.params(f) for f in c.families])),
+                "param": (("family", "param_index"), c.param_matrix),
                 "param_name": ("family", [get_family(f).param_name for f in c.families]),
                 "tau": c.tau,
                 "delta_r1": c.delta_r1,

@@ -41,6 +41,7 @@ import xarray as xr
 from scipy import sparse
 
 from ibo_pymc.circular import wrapped_cauchy_mixture_logpdf
+from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.forward.argmax import ArgmaxTables, TableConfig, load_tables
 
 MODELS = ("u", "tau", "tau_pm")
@@ -152,8 +153,8 @@ class GridFit:
     ``posterior`` is an :class:`xarray.DataArray` of posterior masses over the full
     grid with dims ``(family, param_index, tau, gamma)`` (``u``, ``tau``) or
     ``(family, param_index, tau_neg, tau_pos, gamma)`` (``tau_pm``); ``map`` is a
-    dict of the MAP cell; ``w_em`` the mean EM responsibility (``w_em_neg`` and
-    ``w_em_pos`` per half for ũ±).
+    dict of the MAP cell; ``w_em`` the mean EM responsibility (``w_em_half``
+    holds the mean of each half for ũ±).
     """
 
     model: str
@@ -200,8 +201,6 @@ class GridFit:
         mass = self.config.credible_mass if mass is None else mass
         m = self.marginal()
         df = m.to_dataframe(name="probability").reset_index()
-        if "param" not in df.columns:
-            df["param"] = m["param"].values[df["family"].map({f: i for i, f in enumerate(m["family"].values)}), df["param_index"]]
         df = df.sort_values("probability", ascending=False, kind="stable").reset_index(drop=True)
         cum = df["probability"].cumsum().to_numpy()
         k = int(np.searchsorted(cum, mass - 1e-12)) + 1
@@ -311,12 +310,10 @@ def fit_grid(
     if model == "tau_pm":
         neg = d < 0
         halves = {"neg": _Half(tables, tau_idx, d[neg], x[neg]), "pos": _Half(tables, tau_idx, d[~neg], x[~neg])}
-        masks = {"neg": neg, "pos": ~neg}
     else:
         halves = {"all": _Half(tables, tau_idx, d, x)}
-        masks = {"all": np.ones(len(d), bool)}
 
-    weights = {h: np.full(int(m.sum()), 0.5) for h, m in masks.items()}
+    weights = {h: np.full(half.n, 0.5) for h, half in halves.items()}
     new = {h: w.copy() for h, w in weights.items()}
     passes = 0
     G = len(gamma)
@@ -366,7 +363,7 @@ def fit_grid(
     map_cell = {
         "family": fam,
         "param": float(params[map_idx[1]]),
-        "param_name": tables.data["param_name"].values[map_idx[0]].item(),
+        "param_name": get_family(fam).param_name,
         "tau_neg": float(tn),
         "tau_pos": float(tp),
         "gamma": float(gamma[g]),
@@ -375,7 +372,7 @@ def fit_grid(
     coords = {
         "family": list(tc.families),
         "param_index": np.arange(P),
-        "param": (("family", "param_index"), np.stack([tc.params(f_) for f_ in tc.families])),
+        "param": (("family", "param_index"), tc.param_matrix),
         "gamma": gamma,
     }
     if model == "tau_pm":
