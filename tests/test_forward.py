@@ -20,7 +20,13 @@ from ibo_pymc.forward import (
     register_family,
     unregister_family,
 )
-from ibo_pymc.forward.acquisition import ei_log_value, ei_value, pi_log_value, pi_value, ucb_value
+from ibo_pymc.forward.acquisition import (
+    ei_log_value,
+    ei_value,
+    pi_log_value,
+    pi_value,
+    ucb_value,
+)
 
 STEP = np.pi / 179
 

@@ -6,10 +6,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from ibo_pymc import plots  # noqa: E402
-from ibo_pymc.forward import argmax_curve  # noqa: E402
+from ibo_pymc import plots
+from ibo_pymc.forward import argmax_curve
 
 
 def test_figures_render(tmp_path):

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 import traceback
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ibo_pymc.errors import InputError
 
@@ -19,7 +19,7 @@ from ibo_pymc.errors import InputError
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with a one-line usage error and exit code 2."""
 
-    def error(self, message: str):  # noqa: D401 - argparse API
+    def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 

@@ -2,7 +2,13 @@
 
 from ibo_pymc.data.fetch import fetch, resolve_data_dir, verify
 from ibo_pymc.data.raw import RawLogs, read_raw_logs
-from ibo_pymc.data.rounds import BURN_IN, HotspotData, SubjectObservations, derive, load_hotspot
+from ibo_pymc.data.rounds import (
+    BURN_IN,
+    HotspotData,
+    SubjectObservations,
+    derive,
+    load_hotspot,
+)
 from ibo_pymc.data.splits import Split, load_split, random_split
 
 __all__ = [

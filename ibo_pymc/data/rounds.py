@@ -54,7 +54,7 @@ class SubjectObservations:
     def n_rounds(self) -> int:
         return len(self.delta_r1)
 
-    def subset(self, mask: np.ndarray) -> "SubjectObservations":
+    def subset(self, mask: np.ndarray) -> SubjectObservations:
         """The observations where ``mask`` (boolean, one per round) is true."""
         mask = np.asarray(mask, dtype=bool)
         return SubjectObservations(

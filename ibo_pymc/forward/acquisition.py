@@ -13,8 +13,8 @@ scale keeps far-from-incumbent candidates from underflowing to exact ties.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 from scipy import special

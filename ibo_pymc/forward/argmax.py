@@ -37,7 +37,12 @@ import numpy as np
 import xarray as xr
 from scipy import special
 
-from ibo_pymc.forward.acquisition import PAPER_FAMILIES, AcquisitionFamily, get_family, incumbent
+from ibo_pymc.forward.acquisition import (
+    PAPER_FAMILIES,
+    AcquisitionFamily,
+    get_family,
+    incumbent,
+)
 from ibo_pymc.forward.augmentation import RULES, allowed_window
 from ibo_pymc.forward.surrogate import Surrogate
 
@@ -75,7 +80,7 @@ class TableConfig:
             object.__setattr__(self, "family_bounds", tuple(tuple(get_family(f).bounds) for f in self.families))
 
     @classmethod
-    def published(cls, **overrides) -> "TableConfig":
+    def published(cls, **overrides) -> TableConfig:
         """The configuration that produced the paper's published tables (SPEC section 6)."""
         return cls(**{"ei_as_pi": True, "rule": "reference", **overrides})
 
@@ -120,7 +125,7 @@ class TableConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "TableConfig":
+    def from_dict(cls, d: dict) -> TableConfig:
         d = dict(d)
         d["families"] = tuple(d["families"])
         d["family_bounds"] = tuple(tuple(b) for b in d.get("family_bounds", ()))
@@ -319,9 +324,8 @@ def load_tables(config: TableConfig | None = None, *, cache: bool = True) -> Arg
             try:
                 from ibo_pymc.io import atomic_path
 
-                with atomic_path(path) as tmp:
-                    with open(tmp, "wb") as fh:
-                        np.save(fh, tables.values, allow_pickle=False)
+                with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+                    np.save(fh, tables.values, allow_pickle=False)
             except OSError:
                 pass  # a read-only cache only costs a rebuild
     _MEMORY[config] = tables

@@ -62,7 +62,7 @@ class GridConfig:
     credible_mass: float = 0.95
 
     @classmethod
-    def published(cls, **overrides) -> "GridConfig":
+    def published(cls, **overrides) -> GridConfig:
         """The grid, EM and table settings behind the published Tables 1 and 2."""
         return cls(**{"tables": TableConfig.published(), **overrides})
 
@@ -425,3 +425,45 @@ def _pick_ordered(ll: np.ndarray, keys: list[np.ndarray]) -> tuple:
     ix = tuple(cand.T)
     order = np.lexsort([k[ix] for k in keys[::-1]])
     return tuple(cand[order[0]])
+
+
+def sample_cells(fit: GridFit, n: int, rng: np.random.Generator, family: str) -> dict:
+    """Draws of grid values from a family's conditional grid posterior (for chain starts).
+
+    Returns arrays ``param``, ``gamma`` and ``tau_neg``/``tau_pos`` (equal unless ũ±),
+    each jittered uniformly within half a grid step and clipped to the grid.
+    """
+    k = list(fit.coords["family"]).index(family)
+    params = fit.tables.config.params(family)
+    gamma = fit.coords["gamma"]
+    if fit.model == "tau_pm":
+        Ln, Lp = fit.parts["neg"][k], fit.parts["pos"][k]  # (P, K, G)
+        mn, mp = Ln.max(axis=1, keepdims=True), Lp.max(axis=1, keepdims=True)
+        en, ep = np.exp(Ln - mn), np.exp(Lp - mp)
+        sn, sp = en.sum(axis=1), ep.sum(axis=1)  # (P, G)
+        logm = np.log(sn) + np.log(sp) + mn[:, 0] + mp[:, 0]
+        pg = np.exp(logm - logm.max()).ravel()
+        cells = rng.choice(pg.size, size=n, p=pg / pg.sum())
+        ip, ig = np.unravel_index(cells, logm.shape)
+        taus = fit.coords["tau_neg"]
+        kn = np.array([rng.choice(len(taus), p=en[a, :, b] / sn[a, b]) for a, b in zip(ip, ig)])
+        kp = np.array([rng.choice(len(taus), p=ep[a, :, b] / sp[a, b]) for a, b in zip(ip, ig)])
+        tn, tp = taus[kn], taus[kp]
+    else:
+        post = fit.posterior.values[k]  # (P, K, G)
+        flat = post.ravel() / post.sum()
+        cells = rng.choice(flat.size, size=n, p=flat)
+        ip, kk, ig = np.unravel_index(cells, post.shape)
+        taus = fit.coords["tau"]
+        tn = tp = taus[kk]
+
+    def jitter(v, grid):
+        if len(grid) < 2:
+            return np.asarray(v, float)
+        step = grid[1] - grid[0]
+        return np.clip(v + rng.uniform(-0.5, 0.5, len(v)) * step, grid[0], grid[-1])
+
+    taus = fit.coords.get("tau", fit.coords.get("tau_neg"))
+    tn = jitter(tn, taus)
+    tp = tn if fit.model != "tau_pm" else jitter(tp, taus)
+    return {"param": jitter(params[ip], params), "gamma": jitter(gamma[ig], gamma), "tau_neg": tn, "tau_pos": tp}

@@ -1,0 +1,148 @@
+"""``ibo-sample``: fit the PyMC model to one subject (or all) and save the InferenceData."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ibo_pymc.cli._common import (
+    ArgumentParser,
+    add_data_option,
+    positive_int,
+    run,
+    subject_arg,
+)
+from ibo_pymc.data import load_hotspot, resolve_data_dir
+from ibo_pymc.errors import InputError
+
+DEFAULT_DIR = "models"
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(
+        prog="ibo-sample",
+        description="Fit the inverse-BO model (family marginalised; NUTS per family + bridge sampling) to a "
+        "subject and write an ArviZ InferenceData NetCDF.",
+    )
+    p.add_argument("--subject", type=subject_arg, required=True, help="subject number (1..28) or 'all'")
+    p.add_argument("--model", choices=("u", "tau", "tau_pm"), default="tau_pm", help="u, tau (ũ) or tau_pm (ũ±; default)")
+    p.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain (default 1000)")
+    p.add_argument("--tune", type=positive_int, default=1000, help="tuning iterations per chain (default 1000)")
+    p.add_argument("--chains", type=positive_int, default=4, help="chains (default 4)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same draws")
+    p.add_argument("--sampler", choices=("nutpie", "pymc"), default="nutpie", help="NUTS implementation (default nutpie)")
+    add_data_option(p)
+    p.add_argument(
+        "--out",
+        metavar="PATH",
+        default=None,
+        help=f"output NetCDF (one subject) or folder (--subject all); default ./{DEFAULT_DIR}/subject-NN-MODEL.nc "
+        "under the current directory",
+    )
+    p.add_argument("--strict", action="store_true", help="exit 3 if a fit misses R-hat <= 1.01 or ESS >= 400 (names the quantities)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    return p
+
+
+def fit_path(out: str | None, subject: int, model: str, many: bool) -> Path:
+    name = f"subject-{subject:02d}-{model}.nc"
+    if out is None:
+        return Path(DEFAULT_DIR) / name
+    if many:
+        return Path(out) / name
+    if not out.endswith(".nc"):
+        raise InputError(f"--out {out!r}: expected a file name ending in .nc", field="--out")
+    return Path(out)
+
+
+def failing_quantities(diag: pd.DataFrame, probs: dict, relevance: float = 1e-3) -> list[str]:
+    """Names of quantities that miss R-hat <= 1.01 or bulk/tail ESS >= 400 (irrelevant families excepted)."""
+    bad = []
+    for q, row in diag.iterrows():
+        if q.startswith("given "):
+            if probs.get(q[6:], 1.0) < relevance:
+                continue
+        if row["r_hat"] > 1.01 or row["ess_bulk"] < 400 or row["ess_tail"] < 400:
+            bad.append(q)
+    return bad
+
+
+def print_fit(m, elapsed: float) -> None:
+    import json
+
+    idata = m.idata
+    probs = json.loads(idata.posterior.attrs["family_probability"])
+    diag = m.diagnostics()
+    summ = m.summary()
+    summ = summ[summ["probability"] >= 1e-3]
+    print(f"\nsubject {m.obs.subject} (user {m.obs.user_id}), model {m.config.model}: "
+          f"{m.obs.n_rounds} rounds, {diag.attrs['draws']} draws, {elapsed:.1f} s")
+    print("posterior family probabilities: " + ", ".join(f"{f} {p:.3f}" for f, p in probs.items()))
+    with pd.option_context("display.width", 140, "display.max_columns", 20):
+        cols = [c for c in summ.columns if c != "probability"]
+        print(summ[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(f"R-hat max {diag['r_hat'].max():.3f}, bulk ESS min {diag['ess_bulk'].min():.0f}, "
+          f"tail ESS min {diag['ess_tail'].min():.0f}, divergences {diag.attrs['divergences']}"
+          f" ({100 * diag.attrs['divergences'] / diag.attrs['draws']:.2f}% of draws)")
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    import json
+
+    from ibo_pymc.model.fit import FitConfig, IBOModel
+
+    args = build_parser().parse_args(argv)
+    data = load_hotspot(resolve_data_dir(args.data))
+    subjects = data.subjects if args.subject == "all" else [args.subject]
+    if args.subject != "all" and args.subject not in data.subjects:
+        raise InputError(f"--subject {args.subject}: expected a subject number in 1..{max(data.subjects)}", field="--subject")
+    many = args.subject == "all"
+    rows = []
+    status = 0
+    for s in subjects:
+        cfg = FitConfig(model=args.model, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed, sampler=args.sampler)
+        path = fit_path(args.out, s, args.model, many)
+        t0 = time.perf_counter()
+        m = IBOModel(data.observations(s), config=cfg)
+        m.fit(progress=not args.quiet and not many)
+        m.save(path)
+        elapsed = time.perf_counter() - t0
+        diag = m.diagnostics()
+        probs = json.loads(m.idata.posterior.attrs["family_probability"])
+        bad = failing_quantities(diag, probs)
+        if not args.quiet:
+            if many:
+                print(f"subject {s:2d} {args.model}: {elapsed:5.1f} s, R-hat max {diag['r_hat'].max():.3f}, "
+                      f"ESS min {diag[['ess_bulk', 'ess_tail']].min().min():.0f}, divergences {diag.attrs['divergences']}"
+                      + (f"  NOT CONVERGED: {', '.join(bad)}" if bad else ""), flush=True)
+            else:
+                print_fit(m, elapsed)
+        rows.append({"subject": s, "model": args.model, "seconds": round(elapsed, 2),
+                     "r_hat_max": diag["r_hat"].max(), "ess_bulk_min": diag["ess_bulk"].min(),
+                     "ess_tail_min": diag["ess_tail"].min(), "divergences": diag.attrs["divergences"],
+                     "draws": diag.attrs["draws"], "thin": m.idata.posterior.attrs["thin"],
+                     **{f"p_{f}": p for f, p in probs.items()}, "failing": " ".join(bad)})
+        print(f"wrote {path}", file=sys.stderr)
+        if bad and args.strict:
+            print(f"ibo-sample: error: subject {s} {args.model} did not converge: {', '.join(bad)}", file=sys.stderr)
+            status = 3
+    if many:
+        from ibo_pymc.io import write_csv
+
+        out_dir = Path(args.out) if args.out else Path(DEFAULT_DIR)
+        table = pd.DataFrame(rows)
+        write_csv(table, out_dir / f"convergence-{args.model}.csv", index=False, float_format="%.4g")
+        print(f"wrote {out_dir / f'convergence-{args.model}.csv'}", file=sys.stderr)
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv, "ibo-sample")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""Build the PyMC model of one subject (SPEC section 7).
+
+Two layouts share every piece (priors, lookup, likelihood):
+
+``build_model(obs, model)``
+    the model of the paper, with the acquisition family ``k`` marginalised:
+    ``log p(theta2 | params) = logsumexp_k(log pi_k + sum_i log p(theta2_i | k, params))``
+    over PI, EI, UCB with prior 1/3 each, and one gamma, w and tau (or tau^-,
+    tau^+) shared by the families. ``theta2`` is an observed
+    :func:`FamilyMixture` variable, so ``pm.sample_prior_predictive`` and
+    ``pm.sample_posterior_predictive`` work on it.
+
+``build_model(obs, model, layout="stacked")``
+    the family-conditional posteriors side by side: gamma, w and tau get a
+    ``family`` dim and the log-density is the sum over families of each
+    family's log-likelihood. Sampling it gives draws of ``p(params | theta2, k)``
+    for every k at once, which :mod:`ibo_pymc.model.fit` combines with the
+    families' marginal likelihoods into the marginalised posterior. This is the
+    layout that converges (see :mod:`ibo_pymc.model.fit`).
+
+Priors (SPEC section 7): xi_PI, xi_EI ~ U(0, 30); p_UCB ~ U(0.5, 0.99);
+tau, tau^-, tau^+ ~ U(0, pi/2); gamma ~ U(0.01, pi/4); w ~ U(0, 1). The
+shape-parameter bounds come from the family registry and equal the table grids.
+
+Round order: for ``tau_pm`` the likelihood Op wants the rounds with
+delta_r1 < 0 first; :class:`SubjectData` keeps that order internally
+(``order``) and every output is put back into the subject's round order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ibo_pymc.data.rounds import SubjectObservations
+from ibo_pymc.forward.acquisition import get_family
+from ibo_pymc.forward.argmax import ArgmaxTables, load_tables
+from ibo_pymc.model.lookup import RoundTables
+from ibo_pymc.model.op import half_angles
+
+MODELS = ("u", "tau", "tau_pm")
+LAYOUTS = ("marginal", "stacked")
+
+#: prior bounds of the shared parameters (SPEC section 7)
+GAMMA_BOUNDS = (0.01, float(np.pi / 4))
+TAU_BOUNDS = (0.0, float(np.pi / 2))
+W_BOUNDS = (0.0, 1.0)
+
+
+def tau_names(model: str) -> tuple[str, ...]:
+    return {"u": (), "tau": ("tau",), "tau_pm": ("tau_neg", "tau_pos")}[model]
+
+
+def param_names(families) -> tuple[str, ...]:
+    return tuple(get_family(f).var_name for f in families)
+
+
+def parameter_names(model: str, families) -> tuple[str, ...]:
+    """Continuous parameters of a model, in a fixed order."""
+    return (*param_names(families), "gamma", "w", *tau_names(model))
+
+
+@dataclass(frozen=True)
+class SubjectData:
+    """A subject's rounds prepared for the likelihood (tables at its delta_r1, half-sorted)."""
+
+    obs: SubjectObservations
+    model: str
+    rt: RoundTables  # values over rounds in ``order``
+    order: np.ndarray  # internal position -> subject round position
+    n_neg: int
+
+    @classmethod
+    def prepare(cls, obs: SubjectObservations, model: str, tables: ArgmaxTables | None = None, families=None):
+        if model not in MODELS:
+            from ibo_pymc.errors import InputError
+
+            raise InputError(f"unknown model {model!r}; expected one of {', '.join(MODELS)}", field="model")
+        tables = tables or load_tables()
+        d = np.asarray(obs.delta_r1, float)
+        if model == "tau_pm":
+            order = np.argsort(d >= 0, kind="stable")
+            n_neg = int((d < 0).sum())
+        else:
+            order = np.arange(len(d))
+            n_neg = 0
+        rt = RoundTables.from_tables(tables, d[order], families)
+        if model == "u":  # tau = 0 is the first tau node
+            rt = RoundTables(rt.families, np.ascontiguousarray(rt.values[:, :, :1]), rt.param_lo, rt.param_step, rt.tau_step, 1)
+        return cls(obs=obs, model=model, rt=rt, order=order, n_neg=n_neg)
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        return self.rt.families
+
+    @property
+    def theta2(self) -> np.ndarray:
+        """theta2 in internal order."""
+        return np.asarray(self.obs.theta2, float)[self.order]
+
+    @property
+    def neg(self) -> np.ndarray:
+        """Internal-order mask of rounds that use tau^- (all False unless ũ±)."""
+        m = np.zeros(self.obs.n_rounds, bool)
+        m[: self.n_neg] = True
+        return m
+
+    @property
+    def grid(self) -> np.ndarray:
+        return np.stack([self.rt.param_lo, self.rt.param_step], axis=1)
+
+    def op_inputs(self, families=None):
+        """Constant inputs of :class:`~ibo_pymc.model.op.FamilyLogLik` (optionally some families)."""
+        idx = slice(None) if families is None else [self.rt.index(f) for f in families]
+        return (
+            np.ascontiguousarray(self.rt.values[idx]),
+            half_angles(self.theta2),
+            self.n_neg,
+            np.ascontiguousarray(self.grid[idx]),
+            self.rt.tau_step,
+        )
+
+
+def _coords(sd: SubjectData, families) -> dict:
+    return {"family": list(families), "round": np.asarray(sd.obs.session_id)}
+
+
+def build_model(
+    obs: SubjectObservations | SubjectData,
+    model: str = "tau_pm",
+    *,
+    layout: str = "marginal",
+    families=None,
+    tables: ArgmaxTables | None = None,
+):
+    """The PyMC model of one subject (see the module docstring)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from ibo_pymc.model.op import family_loglik
+
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}; expected one of {LAYOUTS}")
+    sd = obs if isinstance(obs, SubjectData) else SubjectData.prepare(obs, model, tables)
+    model = sd.model
+    families = tuple(families or sd.families)
+    F = len(families)
+    T, xh, n_neg, grid, tau_step = sd.op_inputs(families)
+    fam_dims = "family" if layout == "stacked" else None
+
+    with pm.Model(coords=_coords(sd, families)) as m:
+        # data as shared variables: the compiled model is the same for every
+        # subject, so a compiled sampler can be reused with new data
+        T = pm.Data("argmax_table", T)
+        xh = pm.Data("theta2_half_angles", xh)
+        n_neg = pm.Data("n_neg", np.int64(n_neg))
+        grid = pm.Data("param_grid", grid)
+        tau_step = pm.Data("tau_step", np.float64(tau_step))
+        params = []
+        for f in families:
+            fam = get_family(f)
+            params.append(pm.Uniform(fam.var_name, *fam.bounds))
+        gamma = pm.Uniform("gamma", *GAMMA_BOUNDS, dims=fam_dims)
+        w = pm.Uniform("w", *W_BOUNDS, dims=fam_dims)
+        taus = [pm.Uniform(n, *TAU_BOUNDS, dims=fam_dims) for n in tau_names(model)]
+        if model == "u":
+            tau_neg = tau_pos = pt.zeros(F)
+        elif model == "tau":
+            tau_neg = tau_pos = taus[0]
+        else:
+            tau_neg, tau_pos = taus
+        ones = pt.ones(F)
+        ll, _ = family_loglik(
+            T, xh, n_neg, grid, tau_step, pt.stack(params), tau_neg * ones, tau_pos * ones, gamma * ones, w * ones
+        )
+        if layout == "stacked":
+            pm.Potential("loglik", ll, dims="family")
+        else:
+            log_prior = np.full(F, -np.log(F))
+            pm.Potential("loglik", pm.math.logsumexp(ll + log_prior))
+    m.ibo_subject_data = sd  # used by the fit layer
+    return m

@@ -1,0 +1,613 @@
+"""Fitting a subject: the user-facing :class:`IBOModel` (SPEC section 7).
+
+Why the fit is done family by family
+------------------------------------
+Sampling the family-marginalised model directly with NUTS fails for most
+subjects: PI with xi near 0 and UCB with p near 0.5 are the same curve, so the
+posterior has ridges joining separate families' modes and chains settle in
+different families. The marginalised posterior is, however, a mixture of the
+three family-conditional posteriors,
+
+    p(params | y) = sum_k P(k | y) p(params_k | y, k) prior(params_-k),
+
+and each conditional posterior is a small (3-5 parameter) problem that NUTS
+handles well. So the fit
+
+1. runs the paper's grid engine (a fraction of a second) and starts every
+   chain at a draw from each family's conditional grid posterior, so that no
+   chain starts in a poor local mode of the (piecewise-linear) lookup;
+2. samples the three conditional posteriors side by side in one NUTS run (the
+   ``stacked`` layout of :func:`~ibo_pymc.model.builder.build_model`) with
+   nutpie (default) or ``pm.sample``;
+3. estimates each family's marginal likelihood by bridge sampling
+   (:mod:`ibo_pymc.model.evidence`) and hence ``P(k | y)``;
+4. checks convergence (R-hat, bulk and tail ESS) of every family whose
+   posterior probability is at least ``relevance`` (default 0.001); if one
+   fails, it samples again with twice as many iterations kept every second
+   (thinning), up to ``max_thin``;
+5. assembles draws of the marginalised model: each draw gets a family
+   (exactly ``round(P(k | y) x draws)`` per chain, at random positions), the
+   parameters of that family's conditional draw, and prior draws for the
+   other families' shape parameters; ``family_prob`` holds the per-draw
+   ``P(k | y, params)`` (Rao-Blackwellised, as ``pymc-extras`` recovers
+   marginalised variables) and its mean is the posterior family probability.
+
+The result is an :class:`arviz.InferenceData` with groups ``posterior``,
+``conditional_posterior`` (the NUTS draws per family), ``log_likelihood``,
+``posterior_predictive``, ``observed_data``, ``constant_data`` and
+``sample_stats``. The attrs hold subject, model, package version, the full
+configuration, the family evidences and the diagnostics, so
+:meth:`IBOModel.load` rebuilds the model from a saved file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ibo_pymc.data.rounds import SubjectObservations
+from ibo_pymc.errors import InputError
+from ibo_pymc.forward.acquisition import get_family
+from ibo_pymc.forward.argmax import TableConfig, load_tables
+from ibo_pymc.model import pointwise
+from ibo_pymc.model.builder import (
+    GAMMA_BOUNDS,
+    MODELS,
+    TAU_BOUNDS,
+    W_BOUNDS,
+    SubjectData,
+    build_model,
+    tau_names,
+)
+from ibo_pymc.model.evidence import bridge_sampling
+from ibo_pymc.model.likelihood import wc_mixture_random
+
+SAMPLERS = ("nutpie", "pymc")
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """Everything that defines a fit besides the data (stored in the NetCDF attrs)."""
+
+    model: str = "tau_pm"
+    draws: int = 1000
+    tune: int = 1000
+    chains: int = 4
+    seed: int | None = None
+    sampler: str = "nutpie"
+    cores: int | None = None
+    target_rhat: float = 1.01
+    min_ess: float = 400.0
+    max_thin: int = 8
+    relevance: float = 1e-3
+    tables: TableConfig = field(default_factory=TableConfig)
+
+    def __post_init__(self):
+        if self.model not in MODELS:
+            raise InputError(f"unknown model {self.model!r}; expected one of {', '.join(MODELS)}", field="model")
+        if self.sampler not in SAMPLERS:
+            raise InputError(f"unknown sampler {self.sampler!r}; expected one of {', '.join(SAMPLERS)}", field="sampler")
+        for name in ("draws", "tune", "chains", "max_thin"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or v < (0 if name == "tune" else 1):
+                raise InputError(f"{name} must be a positive integer, got {v!r}", field=name)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["tables"] = self.tables.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> FitConfig:
+        d = dict(d)
+        d["tables"] = TableConfig.from_dict(d["tables"])
+        return cls(**d)
+
+
+def _logit(v, lo, hi):
+    u = np.clip((np.asarray(v, float) - lo) / (hi - lo), 1e-9, 1 - 1e-9)
+    return np.log(u) - np.log1p(-u)
+
+
+def _log_jacobian_prior(z):
+    """log(sigmoid(z) sigmoid(-z)): uniform prior times the logit-interval Jacobian."""
+    return -np.logaddexp(0.0, z) - np.logaddexp(0.0, -z)
+
+
+class IBOModel:
+    """Inverse Bayesian optimisation for one subject: build, fit, summarise, save, load.
+
+    >>> m = IBOModel(data.observations(28), model="tau_pm", seed=1)   # doctest: +SKIP
+    >>> idata = m.fit()                                                # doctest: +SKIP
+    >>> m.family_probabilities()                                       # doctest: +SKIP
+    """
+
+    def __init__(self, observations: SubjectObservations, model: str = "tau_pm", config: FitConfig | None = None, **kw):
+        if config is None:
+            config = FitConfig(model=model, **kw)
+        elif kw or model != config.model and model != "tau_pm":
+            config = dataclasses.replace(config, model=model, **kw)
+        self.config = config
+        self.obs = observations
+        if observations.n_rounds == 0:
+            raise InputError(f"subject {observations.subject} has no eligible rounds to fit", field="subject")
+        self.tables = load_tables(config.tables)
+        self.sd = SubjectData.prepare(observations, config.model, self.tables)
+        self.idata = None
+
+    # --- model -------------------------------------------------------------------
+    @property
+    def families(self) -> tuple[str, ...]:
+        return self.sd.families
+
+    def build(self, layout: str = "marginal"):
+        """The PyMC model (``marginal``: the paper's model; ``stacked``: conditionals side by side)."""
+        return build_model(self.sd, layout=layout)
+
+    def _blocks(self):
+        from ibo_pymc.model.compiled import blocks_for
+
+        return blocks_for(self.config.model, self.families, "stacked")
+
+    # --- fitting -----------------------------------------------------------------
+    def fit(self, progress: bool = True):
+        """Sample, check convergence, and return the InferenceData (also kept as ``self.idata``)."""
+        cfg = self.config
+        ss = np.random.SeedSequence(cfg.seed)
+        s_init, s_sampler, s_bridge, s_mix, s_ppc = ss.spawn(5)
+        inits = self._initial_points(np.random.default_rng(s_init))
+        sampler_seed = int(s_sampler.generate_state(1, np.uint32)[0])
+        thin = 1
+        while True:
+            cond, stats = self._sample(inits, cfg.draws * thin, sampler_seed, progress)
+            cond = {k: v[:, thin - 1 :: thin] for k, v in cond.items()}
+            stats = stats.isel(draw=slice(thin - 1, None, thin))
+            evid = self._evidence(cond, np.random.default_rng(s_bridge))
+            probs = _softmax(np.array([e.log_evidence for e in evid]))
+            diag = self._conditional_diagnostics(cond)
+            failing = [
+                f
+                for k, f in enumerate(self.families)
+                if probs[k] >= cfg.relevance and not _ok(diag[f], cfg)
+            ]
+            if not failing or thin * 2 > cfg.max_thin:
+                break
+            thin *= 2
+            if progress:
+                print(f"  not yet converged ({', '.join(failing)}); sampling again, keeping every {thin}th draw")
+        self.idata = self._assemble(cond, stats, evid, probs, diag, thin, np.random.default_rng(s_mix), np.random.default_rng(s_ppc))
+        return self.idata
+
+    def _initial_points(self, rng: np.random.Generator, n: int = 256) -> np.ndarray:
+        """Chain starts (unconstrained, stacked layout) drawn from the grid posterior."""
+        from ibo_pymc.grid.engine import GridConfig, fit_grid, sample_cells
+
+        g = fit_grid(self.obs.delta_r1, self.obs.theta2, self.config.model, config=GridConfig(tables=self.config.tables), tables=self.tables)
+        w0 = float(np.clip(g.w_em, 0.05, 0.95))
+        per_family = {f: sample_cells(g, n, rng, f) for f in self.families}
+        cols = []
+        for b in self._blocks():
+            if b.code == 0:
+                f = self.families[b.family]
+                cols.append(_logit(per_family[f]["param"], *get_family(f).bounds)[:, None])
+                continue
+            vals = []
+            for f in self.families:
+                c = per_family[f]
+                v = {
+                    "gamma": c["gamma"],
+                    "w": np.clip(w0 + rng.uniform(-0.05, 0.05, n), 0.01, 0.99),
+                    "tau": c["tau_pos"],
+                    "tau_neg": c["tau_neg"],
+                    "tau_pos": c["tau_pos"],
+                }[b.name]
+                lo, hi = {"gamma": GAMMA_BOUNDS, "w": W_BOUNDS}.get(b.name, TAU_BOUNDS)
+                vals.append(_logit(v, lo, hi))
+            cols.append(np.stack(vals, axis=1))
+        return np.concatenate(cols, axis=1)
+
+    def _sample(self, inits, draws, seed, progress):
+        """Conditional draws {name: (chain, draw[, family])} and sample_stats."""
+        cfg = self.config
+        cores = cfg.cores or min(cfg.chains, os.cpu_count() or 1)
+        if cfg.sampler == "nutpie":
+            import nutpie
+
+            from ibo_pymc.model.compiled import compile_model
+
+            cm = compile_model(self.sd, "stacked")
+
+            def initial_point(s):
+                return inits[np.random.default_rng(s).integers(len(inits))].copy()
+
+            cm = dataclasses.replace(cm, initial_point_func=initial_point)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tr = nutpie.sample(
+                    cm, draws=draws, tune=cfg.tune, chains=cfg.chains, cores=cores, seed=seed, progress_bar=progress
+                )
+            post = tr.posterior
+            stats = tr.sample_stats
+        else:
+            import pymc as pm
+
+            m = self.build("stacked")
+            rng = np.random.default_rng(seed)
+            initvals = []
+            for _ in range(cfg.chains):
+                z = inits[rng.integers(len(inits))]
+                initvals.append(self._constrain(z))
+            with m, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tr = pm.sample(
+                    draws,
+                    tune=cfg.tune,
+                    chains=cfg.chains,
+                    cores=cores,
+                    random_seed=seed,
+                    initvals=initvals,
+                    progressbar=progress,
+                    compute_convergence_checks=False,
+                )
+            post = tr.posterior
+            stats = tr.sample_stats
+        names = [b.name for b in self._blocks()]
+        cond = {n: np.asarray(post[n].values, float) for n in names}
+        keep = [v for v in stats.data_vars if set(stats[v].dims) <= {"chain", "draw"}]
+        stats = stats[keep]
+        stats = stats.assign_coords(chain=np.arange(stats.sizes["chain"]), draw=np.arange(stats.sizes["draw"]))
+        if "diverging" not in stats:
+            raise RuntimeError("the sampler reported no divergence statistics")
+        return cond, stats
+
+    def _constrain(self, z) -> dict:
+        out, j = {}, 0
+        F = len(self.families)
+        for b in self._blocks():
+            if b.code == 0:
+                lo, hi = get_family(self.families[b.family]).bounds
+            else:
+                lo, hi = {"gamma": GAMMA_BOUNDS, "w": W_BOUNDS}.get(b.name, TAU_BOUNDS)
+            v = lo + (hi - lo) / (1 + np.exp(-z[j : j + b.size]))
+            out[b.name] = float(v[0]) if b.size == 1 else v
+            j += b.size
+        assert j == len(z) and (F >= 1)
+        return out
+
+    # --- per-family quantities -----------------------------------------------------------
+    def _family_draws(self, cond: dict, k: int) -> dict:
+        """Constrained draws (chain, draw) of family k's conditional posterior."""
+        f = self.families[k]
+        out = {"param": cond[get_family(f).var_name], "gamma": cond["gamma"][..., k], "w": cond["w"][..., k]}
+        model = self.config.model
+        if model == "u":
+            out["tau_neg"] = out["tau_pos"] = np.zeros_like(out["gamma"])
+        elif model == "tau":
+            out["tau_neg"] = out["tau_pos"] = cond["tau"][..., k]
+        else:
+            out["tau_neg"], out["tau_pos"] = cond["tau_neg"][..., k], cond["tau_pos"][..., k]
+        return out
+
+    def _unconstrained(self, k: int, d: dict) -> np.ndarray:
+        f = self.families[k]
+        cols = [_logit(d["param"], *get_family(f).bounds), _logit(d["gamma"], *GAMMA_BOUNDS), _logit(d["w"], *W_BOUNDS)]
+        model = self.config.model
+        if model == "tau":
+            cols.append(_logit(d["tau_pos"], *TAU_BOUNDS))
+        elif model == "tau_pm":
+            cols += [_logit(d["tau_neg"], *TAU_BOUNDS), _logit(d["tau_pos"], *TAU_BOUNDS)]
+        return np.stack(cols, axis=-1)
+
+    def _from_unconstrained(self, k: int, z: np.ndarray) -> dict:
+        f = self.families[k]
+
+        def inv(col, lo, hi):
+            return lo + (hi - lo) / (1 + np.exp(-z[:, col]))
+
+        d = {"param": inv(0, *get_family(f).bounds), "gamma": inv(1, *GAMMA_BOUNDS), "w": inv(2, *W_BOUNDS)}
+        model = self.config.model
+        if model == "u":
+            d["tau_neg"] = d["tau_pos"] = np.zeros(len(z))
+        elif model == "tau":
+            d["tau_neg"] = d["tau_pos"] = inv(3, *TAU_BOUNDS)
+        else:
+            d["tau_neg"], d["tau_pos"] = inv(3, *TAU_BOUNDS), inv(4, *TAU_BOUNDS)
+        return d
+
+    def _loglik_sum(self, k: int, d: dict) -> np.ndarray:
+        f = self.families[k]
+        return pointwise.loglik(self.sd, f, d["param"], d["tau_neg"], d["tau_pos"], d["gamma"], d["w"]).sum(-1)
+
+    def _evidence(self, cond: dict, rng: np.random.Generator):
+        import arviz as az
+
+        out = []
+        for k in range(len(self.families)):
+            d = self._family_draws(cond, k)
+            z = self._unconstrained(k, d)
+
+            def log_density(zz, k=k):
+                return self._loglik_sum(k, self._from_unconstrained(k, zz)) + _log_jacobian_prior(zz).sum(-1)
+
+            half = z.shape[1] // 2
+            ess = min(float(az.ess(z[:, half:, j])) for j in range(z.shape[-1]))
+            out.append(bridge_sampling(z, log_density, rng, n_eff=ess))
+        return out
+
+    def _conditional_diagnostics(self, cond: dict) -> dict:
+        import arviz as az
+
+        out = {}
+        for k, f in enumerate(self.families):
+            d = self._family_draws(cond, k)
+            names = ["param", "gamma", "w"] + {"u": [], "tau": ["tau_pos"], "tau_pm": ["tau_neg", "tau_pos"]}[self.config.model]
+            r = [float(az.rhat(d[n])) for n in names]
+            eb = [float(az.ess(d[n], method="bulk")) for n in names]
+            et = [float(az.ess(d[n], method="tail")) for n in names]
+            out[f] = {"r_hat": max(r), "ess_bulk": min(eb), "ess_tail": min(et)}
+        return out
+
+    # --- assembly ------------------------------------------------------------------------
+    def _assemble(self, cond, stats, evid, probs, diag, thin, rng_mix, rng_ppc):
+        import arviz as az
+
+        from ibo_pymc import __version__
+
+        cfg = self.config
+        fams = self.families
+        F = len(fams)
+        C, D = cond["gamma"].shape[:2]
+        # family of each draw: exactly round(P * D) per chain (largest remainder), random positions
+        counts = _largest_remainder(probs, D)
+        family = np.stack([rng_mix.permutation(np.repeat(np.arange(F), counts)) for _ in range(C)])
+        per = [self._family_draws(cond, k) for k in range(F)]
+        shared = {}
+        for n in ("gamma", "w", "tau_neg", "tau_pos"):
+            shared[n] = np.choose(family, [per[k][n] for k in range(F)])
+        params = {}
+        for k, f in enumerate(fams):
+            lo, hi = get_family(f).bounds
+            prior = rng_mix.uniform(lo, hi, size=(C, D))
+            params[k] = np.where(family == k, per[k]["param"], prior)
+        # pointwise log-likelihood of every family at every draw's parameters
+        ll = np.stack(
+            [
+                pointwise.loglik(self.sd, f, params[k], shared["tau_neg"], shared["tau_pos"], shared["gamma"], shared["w"])
+                for k, f in enumerate(fams)
+            ]
+        )  # (F, C, D, N), internal order
+        tot = ll.sum(-1)
+        family_prob = np.moveaxis(_softmax(tot, axis=0), 0, -1)  # (C, D, F)
+        ll_draw = np.take_along_axis(ll, family[None, :, :, None], axis=0)[0]
+        # posterior predictive theta2 under each draw's family
+        ts = np.zeros((C, D, self.sd.obs.n_rounds))
+        for k, f in enumerate(fams):
+            mask = family == k
+            if mask.any():
+                ts[mask] = pointwise.theta_star(self.sd, f, params[k][mask], shared["tau_neg"][mask], shared["tau_pos"][mask])
+        ppc = wc_mixture_random(ts, shared["gamma"][..., None], shared["w"][..., None], rng=rng_ppc)
+
+        def to_subject_order(a):
+            out = np.empty_like(a)
+            out[..., self.sd.order] = a
+            return out
+
+        coords = {"chain": np.arange(C), "draw": np.arange(D), "family": list(fams), "round": np.asarray(self.obs.session_id)}
+        post = {get_family(f).var_name: (("chain", "draw"), params[k]) for k, f in enumerate(fams)}
+        post["gamma"] = (("chain", "draw"), shared["gamma"])
+        post["w"] = (("chain", "draw"), shared["w"])
+        if cfg.model == "tau":
+            post["tau"] = (("chain", "draw"), shared["tau_pos"])
+        elif cfg.model == "tau_pm":
+            post["tau_neg"] = (("chain", "draw"), shared["tau_neg"])
+            post["tau_pos"] = (("chain", "draw"), shared["tau_pos"])
+        # the family of each draw; named family_draw because "family" is the dim of family_prob
+        post["family_draw"] = (("chain", "draw"), family.astype(np.int64), {"labels": ",".join(fams)})
+        post["family_prob"] = (("chain", "draw", "family"), family_prob)
+        posterior = xr.Dataset(post, coords={k: coords[k] for k in ("chain", "draw", "family")})
+
+        cpost = {}
+        for name, arr in cond.items():
+            dims = ("chain", "draw", "family") if arr.ndim == 3 else ("chain", "draw")
+            cpost[name] = (dims, arr)
+        conditional = xr.Dataset(cpost, coords={k: coords[k] for k in ("chain", "draw", "family")})
+        conditional.attrs["note"] = "NUTS draws of each family's conditional posterior p(params | theta2, family)"
+
+        rc = {k: coords[k] for k in ("chain", "draw", "round")}
+        log_lik = xr.Dataset({"theta2": (("chain", "draw", "round"), to_subject_order(ll_draw))}, coords=rc)
+        ppc_ds = xr.Dataset({"theta2": (("chain", "draw", "round"), to_subject_order(ppc))}, coords=rc)
+        obs_ds = xr.Dataset({"theta2": ("round", np.asarray(self.obs.theta2, float))}, coords={"round": coords["round"]})
+        const = xr.Dataset(
+            {
+                "delta_r1": ("round", np.asarray(self.obs.delta_r1, float)),
+                "round_index": ("round", np.asarray(self.obs.round_index)),
+            },
+            coords={"round": coords["round"]},
+        )
+        stats = stats.assign_coords(chain=coords["chain"], draw=coords["draw"])
+        attrs = {
+            "ibo_pymc_format": FORMAT,
+            "ibo_pymc_version": __version__,
+            "subject": int(self.obs.subject),
+            "user_id": int(self.obs.user_id),
+            "model": cfg.model,
+            "config": json.dumps(cfg.to_dict()),
+            "thin": int(thin),
+            "family_log_evidence": json.dumps({f: e.log_evidence for f, e in zip(fams, evid)}),
+            "family_log_evidence_rel_error": json.dumps({f: e.rel_error for f, e in zip(fams, evid)}),
+            "family_probability": json.dumps({f: float(p) for f, p in zip(fams, probs)}),
+            "conditional_diagnostics": json.dumps(diag),
+        }
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            idata = az.InferenceData(
+                posterior=posterior,
+                conditional_posterior=conditional,
+                log_likelihood=log_lik,
+                posterior_predictive=ppc_ds,
+                observed_data=obs_ds,
+                constant_data=const,
+                sample_stats=stats,
+            )
+        for g in idata.groups():
+            idata[g].attrs.update(attrs)
+        return idata
+
+    # --- results ---------------------------------------------------------------------------
+    def _need_fit(self):
+        if self.idata is None:
+            raise RuntimeError("fit the model first (IBOModel.fit) or load a saved fit (IBOModel.load)")
+        return self.idata
+
+    def family_probabilities(self) -> pd.Series:
+        """Posterior probability of each family (mean of ``family_prob``)."""
+        idata = self._need_fit()
+        fp = idata.posterior["family_prob"].mean(("chain", "draw"))
+        return fp.to_series().rename("probability")
+
+    def diagnostics(self) -> pd.DataFrame:
+        """R-hat, bulk/tail ESS per posterior variable, and divergences (see :func:`diagnostics`)."""
+        return diagnostics(self._need_fit())
+
+    def summary(self, hdi_prob: float = 0.95) -> pd.DataFrame:
+        """Posterior summary of the continuous parameters given each family (conditional draws)."""
+        return summary(self._need_fit(), hdi_prob=hdi_prob)
+
+    # --- persistence -----------------------------------------------------------------------
+    def save(self, path) -> Path:
+        """Write the fit as NetCDF, atomically (temporary file in the same folder, then rename)."""
+        from ibo_pymc.io import atomic_path
+
+        idata = self._need_fit()
+        path = Path(path)
+        with atomic_path(path) as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            idata.to_netcdf(str(tmp), engine="h5netcdf")
+        return path
+
+    @classmethod
+    def load(cls, path) -> IBOModel:
+        """Reload a saved fit and rebuild its model (data, configuration, tables)."""
+        import arviz as az
+
+        path = Path(path)
+        if not path.is_file():
+            raise InputError("no such file; expected a NetCDF written by ibo-sample", path=path)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                idata = az.from_netcdf(str(path), engine="h5netcdf")
+                idata.load()
+        except Exception as exc:  # noqa: BLE001 - any reader failure means a bad file
+            raise InputError(f"cannot read NetCDF ({type(exc).__name__}); expected a fit written by ibo-sample", path=path) from None
+        attrs = idata.posterior.attrs if "posterior" in idata.groups() else {}
+        if "config" not in attrs or "constant_data" not in idata.groups() or "observed_data" not in idata.groups():
+            raise InputError("not an ibo-pymc fit (no 'config' attribute or data groups)", path=path, field="config")
+        try:
+            config = FitConfig.from_dict(json.loads(attrs["config"]))
+            rounds = idata.constant_data
+            obs = SubjectObservations(
+                subject=int(attrs["subject"]),
+                user_id=int(attrs["user_id"]),
+                session_id=np.asarray(rounds["round"].values),
+                round_index=np.asarray(rounds["round_index"].values),
+                delta_r1=np.asarray(rounds["delta_r1"].values, float),
+                theta2=np.asarray(idata.observed_data["theta2"].values, float),
+            )
+        except (KeyError, ValueError, TypeError) as exc:
+            raise InputError(f"malformed ibo-pymc fit ({exc})", path=path, field="config") from None
+        m = cls(obs, config=config)
+        m.idata = idata
+        return m
+
+
+def diagnostics(idata) -> pd.DataFrame:
+    """Convergence table of a fit: one row per posterior quantity and per family's conditional block."""
+    import arviz as az
+
+    post = idata.posterior
+    names = [v for v in post.data_vars if v != "family_draw"]
+    rh = az.rhat(post[names])
+    eb = az.ess(post[names], method="bulk")
+    et = az.ess(post[names], method="tail")
+    rows = []
+    for v in names:
+        if "family" in post[v].dims:
+            for f in post["family"].values:
+                rows.append((f"{v}[{f}]", float(rh[v].sel(family=f)), float(eb[v].sel(family=f)), float(et[v].sel(family=f))))
+        else:
+            rows.append((v, float(rh[v]), float(eb[v]), float(et[v])))
+    df = pd.DataFrame(rows, columns=["quantity", "r_hat", "ess_bulk", "ess_tail"]).set_index("quantity")
+    # a constant quantity (e.g. a family probability of exactly 0) has no R-hat: it cannot disagree
+    const = [q for q in df.index if np.isnan(df.loc[q, "r_hat"])]
+    for q in const:
+        df.loc[q, ["r_hat"]] = 1.0
+    cond = json.loads(post.attrs.get("conditional_diagnostics", "{}"))
+    for f, d in cond.items():
+        df.loc[f"given {f}"] = [d["r_hat"], d["ess_bulk"], d["ess_tail"]]
+    df.attrs["divergences"] = int(idata.sample_stats["diverging"].sum())
+    df.attrs["draws"] = int(post.sizes["chain"] * post.sizes["draw"])
+    return df
+
+
+def summary(idata, hdi_prob: float = 0.95) -> pd.DataFrame:
+    """Per family: probability and the conditional posterior mean, sd and HDI of each parameter."""
+    import arviz as az
+
+    post = idata.posterior
+    cond = idata["conditional_posterior"] if "conditional_posterior" in idata.groups() else None
+    probs = json.loads(post.attrs["family_probability"])
+    fams = list(post["family_draw"].attrs["labels"].split(","))
+    model = post.attrs["model"]
+    rows = []
+    for k, f in enumerate(fams):
+        fam = get_family(f)
+        for name in (fam.var_name, "gamma", "w", *tau_names(model)):
+            arr = cond[name]
+            if "family" in arr.dims:
+                arr = arr.sel(family=f)
+            v = arr.values
+            lo, hi = az.hdi(v.ravel(), hdi_prob=hdi_prob)
+            rows.append(
+                {
+                    "family": f,
+                    "probability": probs[f],
+                    "parameter": name,
+                    "mean": float(v.mean()),
+                    "sd": float(v.std()),
+                    f"hdi_{hdi_prob:g}_low": float(lo),
+                    f"hdi_{hdi_prob:g}_high": float(hi),
+                    "r_hat": float(az.rhat(v)),
+                    "ess_bulk": float(az.ess(v)),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _softmax(a, axis=-1):
+    a = np.asarray(a, float)
+    m = np.max(a, axis=axis, keepdims=True)
+    e = np.exp(a - m)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _largest_remainder(p, n: int) -> np.ndarray:
+    raw = np.asarray(p, float) * n
+    base = np.floor(raw).astype(int)
+    short = n - base.sum()
+    if short > 0:
+        base[np.argsort(-(raw - base), kind="stable")[:short]] += 1
+    return base
+
+
+def _ok(d: dict, cfg: FitConfig) -> bool:
+    return d["r_hat"] <= cfg.target_rhat and d["ess_bulk"] >= cfg.min_ess and d["ess_tail"] >= cfg.min_ess
