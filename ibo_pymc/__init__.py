@@ -11,6 +11,7 @@ The flow of the package:
 * :mod:`ibo_pymc.forward` -- surrogate, acquisition families, augmentation,
   argmax curves and lookup tables
 * :mod:`ibo_pymc.grid` -- the paper's grid inference (the reference engine)
+* :mod:`ibo_pymc.model` -- the sampled PyMC model: fit, diagnostics, save and load
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -59,16 +59,22 @@ def fit_path(out: str | None, subject: int, model: str, many: bool) -> Path:
     return Path(out)
 
 
-def failing_quantities(diag: pd.DataFrame, probs: dict, relevance: float = 1e-3) -> list[str]:
-    """Names of quantities that miss R-hat <= 1.01 or bulk/tail ESS >= 400 (irrelevant families excepted)."""
-    bad = []
-    for q, row in diag.iterrows():
-        if q.startswith("given "):
-            if probs.get(q[6:], 1.0) < relevance:
-                continue
-        if row["r_hat"] > 1.01 or row["ess_bulk"] < 400 or row["ess_tail"] < 400:
-            bad.append(q)
-    return bad
+def failing_quantities(diag: pd.DataFrame) -> list[str]:
+    """Checked quantities that miss R-hat <= 1.01 or bulk/tail ESS >= 400."""
+    d = diag[diag["checked"]]
+    bad = (d["r_hat"] > 1.01) | (d["ess_bulk"] < 400) | (d["ess_tail"] < 400)
+    return list(d.index[bad])
+
+
+def headline(diag: pd.DataFrame) -> str:
+    d = diag[diag["checked"]]
+    skipped = [q[6:] for q in diag.index[~diag["checked"]]]
+    return (
+        f"R-hat max {d['r_hat'].max():.3f}, bulk ESS min {d['ess_bulk'].min():.0f}, "
+        f"tail ESS min {d['ess_tail'].min():.0f}, divergences {diag.attrs['divergences']} "
+        f"({100 * diag.attrs['divergences'] / diag.attrs['draws']:.2f}% of draws)"
+        + (f"; not checked (posterior probability < 0.001): {', '.join(skipped)}" if skipped else "")
+    )
 
 
 def print_fit(m, elapsed: float) -> None:
@@ -85,9 +91,7 @@ def print_fit(m, elapsed: float) -> None:
     with pd.option_context("display.width", 140, "display.max_columns", 20):
         cols = [c for c in summ.columns if c != "probability"]
         print(summ[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print(f"R-hat max {diag['r_hat'].max():.3f}, bulk ESS min {diag['ess_bulk'].min():.0f}, "
-          f"tail ESS min {diag['ess_tail'].min():.0f}, divergences {diag.attrs['divergences']}"
-          f" ({100 * diag.attrs['divergences'] / diag.attrs['draws']:.2f}% of draws)")
+    print(headline(diag))
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -113,17 +117,17 @@ def _main(argv: Sequence[str] | None) -> int:
         elapsed = time.perf_counter() - t0
         diag = m.diagnostics()
         probs = json.loads(m.idata.posterior.attrs["family_probability"])
-        bad = failing_quantities(diag, probs)
+        bad = failing_quantities(diag)
         if not args.quiet:
             if many:
-                print(f"subject {s:2d} {args.model}: {elapsed:5.1f} s, R-hat max {diag['r_hat'].max():.3f}, "
-                      f"ESS min {diag[['ess_bulk', 'ess_tail']].min().min():.0f}, divergences {diag.attrs['divergences']}"
+                print(f"subject {s:2d} {args.model}: {elapsed:5.1f} s, {headline(diag)}"
                       + (f"  NOT CONVERGED: {', '.join(bad)}" if bad else ""), flush=True)
             else:
                 print_fit(m, elapsed)
+        checked = diag[diag["checked"]]
         rows.append({"subject": s, "model": args.model, "seconds": round(elapsed, 2),
-                     "r_hat_max": diag["r_hat"].max(), "ess_bulk_min": diag["ess_bulk"].min(),
-                     "ess_tail_min": diag["ess_tail"].min(), "divergences": diag.attrs["divergences"],
+                     "r_hat_max": checked["r_hat"].max(), "ess_bulk_min": checked["ess_bulk"].min(),
+                     "ess_tail_min": checked["ess_tail"].min(), "divergences": diag.attrs["divergences"],
                      "draws": diag.attrs["draws"], "thin": m.idata.posterior.attrs["thin"],
                      **{f"p_{f}": p for f, p in probs.items()}, "failing": " ".join(bad)})
         print(f"wrote {path}", file=sys.stderr)

@@ -531,7 +531,11 @@ class IBOModel:
 
 
 def diagnostics(idata) -> pd.DataFrame:
-    """Convergence table of a fit: one row per posterior quantity and per family's conditional block."""
+    """Convergence table of a fit: one row per posterior quantity and per family's conditional block.
+
+    Column ``checked`` is False for the conditional block of a family whose
+    posterior probability is below the fit's ``relevance`` threshold.
+    """
     import arviz as az
 
     post = idata.posterior
@@ -551,9 +555,14 @@ def diagnostics(idata) -> pd.DataFrame:
     const = [q for q in df.index if np.isnan(df.loc[q, "r_hat"])]
     for q in const:
         df.loc[q, ["r_hat"]] = 1.0
+    df["checked"] = True
     cond = json.loads(post.attrs.get("conditional_diagnostics", "{}"))
+    probs = json.loads(post.attrs.get("family_probability", "{}"))
+    relevance = json.loads(post.attrs["config"]).get("relevance", 1e-3) if "config" in post.attrs else 1e-3
     for f, d in cond.items():
-        df.loc[f"given {f}"] = [d["r_hat"], d["ess_bulk"], d["ess_tail"]]
+        # a family with posterior probability below `relevance` contributes no draws: its
+        # conditional chains are reported but not held to the convergence targets
+        df.loc[f"given {f}"] = [d["r_hat"], d["ess_bulk"], d["ess_tail"], probs.get(f, 1.0) >= relevance]
     df.attrs["divergences"] = int(idata.sample_stats["diverging"].sum())
     df.attrs["draws"] = int(post.sizes["chain"] * post.sizes["draw"])
     return df

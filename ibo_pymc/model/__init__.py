@@ -1,0 +1,16 @@
+"""The sampled PyMC model (SPEC section 7).
+
+* :mod:`~ibo_pymc.model.lookup` -- the differentiable argmax lookup
+* :mod:`~ibo_pymc.model.likelihood` -- the wrapped-Cauchy mixture (PyTensor, ``pm.CustomDist``)
+* :mod:`~ibo_pymc.model.op` -- lookup + likelihood fused into one PyTensor Op with its gradient
+* :mod:`~ibo_pymc.model.builder` -- the PyMC model of a subject (marginal or stacked layout)
+* :mod:`~ibo_pymc.model.compiled` -- the same density as a cached C callback for nutpie
+* :mod:`~ibo_pymc.model.evidence` -- bridge sampling of each family's marginal likelihood
+* :mod:`~ibo_pymc.model.fit` -- :class:`IBOModel`: fit, summarise, save, load
+"""
+
+from ibo_pymc.model.builder import build_model
+from ibo_pymc.model.fit import FitConfig, IBOModel, diagnostics, summary
+from ibo_pymc.model.likelihood import WrappedCauchyMixture
+
+__all__ = ["FitConfig", "IBOModel", "WrappedCauchyMixture", "build_model", "diagnostics", "summary"]
