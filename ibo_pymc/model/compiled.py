@@ -75,6 +75,18 @@ def pack(sd: SubjectData, layout: str) -> tuple[np.ndarray, list[Block]]:
     return np.ascontiguousarray(buf), blocks
 
 
+@numba.njit(cache=True, inline="always")
+def _bounds(code, start, step, P):
+    """Prior interval of a block: the family's parameter grid, or the shared bounds."""
+    if code == PARAM:
+        return start, start + step * (P - 1)
+    if code == GAMMA:
+        return GAMMA_BOUNDS
+    if code == W:
+        return W_BOUNDS
+    return TAU_BOUNDS
+
+
 @numba.njit(cache=True, error_model="numpy")
 def _density(x, buf, grad_out):
     """Log-density at unconstrained ``x``; writes d/dx into ``grad_out``."""
@@ -108,14 +120,7 @@ def _density(x, buf, grad_out):
                 sig = e / (1.0 + e)
                 lp += z - 2.0 * math.log1p(e)
             grad_out[j] = 1.0 - 2.0 * sig
-            if code == PARAM:
-                lo, hi = grid[fam, 0], grid[fam, 0] + grid[fam, 1] * (P - 1)
-            elif code == GAMMA:
-                lo, hi = GAMMA_BOUNDS
-            elif code == W:
-                lo, hi = W_BOUNDS
-            else:
-                lo, hi = TAU_BOUNDS
+            lo, hi = _bounds(code, grid[fam, 0] if code == PARAM else 0.0, grid[fam, 1] if code == PARAM else 0.0, P)
             v = lo + (hi - lo) * sig
             dvalue[j] = (hi - lo) * sig * (1.0 - sig)
             if code == PARAM:
@@ -182,14 +187,8 @@ def _constrain(x, buf, out):
     for b in range(nb):
         code, fam, size = int(buf[_H + 3 * b]), int(buf[_H + 3 * b + 1]), int(buf[_H + 3 * b + 2])
         for s in range(size):
-            if code == PARAM:
-                lo, hi = buf[off + 2 * fam], buf[off + 2 * fam] + buf[off + 2 * fam + 1] * (P - 1)
-            elif code == GAMMA:
-                lo, hi = GAMMA_BOUNDS
-            elif code == W:
-                lo, hi = W_BOUNDS
-            else:
-                lo, hi = TAU_BOUNDS
+            start, step = (buf[off + 2 * fam], buf[off + 2 * fam + 1]) if code == PARAM else (0.0, 0.0)
+            lo, hi = _bounds(code, start, step, P)
             out[j] = lo + (hi - lo) / (1.0 + math.exp(-x[j]))
             j += 1
 
