@@ -72,27 +72,13 @@ def _half_sincos(t):
     """
     z = 0.5 * min(max(t, 0.0), math.pi) - 0.25 * math.pi
     z2 = z * z
-    # Horner forms of the Taylor series (coefficients (-1)^j / (2j+1)! and (-1)^j / (2j)!),
-    # written out so that the compiler can vectorise the round loop
-    s = 2.8114572543455206e-15
-    s = s * z2 - 7.647163731819816e-13
-    s = s * z2 + 1.6059043836821613e-10
-    s = s * z2 - 2.505210838544172e-08
-    s = s * z2 + 2.7557319223985893e-06
-    s = s * z2 - 1.984126984126984e-04
-    s = s * z2 + 8.333333333333333e-03
-    s = s * z2 - 1.6666666666666666e-01
-    s = (s * z2 + 1.0) * z
-    c = -1.5619206968586225e-16
-    c = c * z2 + 4.779477332387385e-14
-    c = c * z2 - 1.1470745597729725e-11
-    c = c * z2 + 2.08767569878681e-09
-    c = c * z2 - 2.755731922398589e-07
-    c = c * z2 + 2.48015873015873e-05
-    c = c * z2 - 1.388888888888889e-03
-    c = c * z2 + 4.1666666666666664e-02
-    c = c * z2 - 0.5
-    c = c * z2 + 1.0
+    s = _SIN_C[8]
+    for j in range(7, -1, -1):  # Horner, constant trip count: unrolled and vectorised
+        s = s * z2 + _SIN_C[j]
+    s *= z
+    c = _COS_C[9]
+    for j in range(8, -1, -1):
+        c = c * z2 + _COS_C[j]
     return (s + c) * _SQRT_HALF, (c - s) * _SQRT_HALF
 
 
