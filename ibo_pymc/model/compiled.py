@@ -37,10 +37,9 @@ from ibo_pymc.model.builder import (
 )
 from ibo_pymc.model.op import _loglik_kernel
 
-_H = 10  # header: F, P, K, N, n_neg, n_blocks, layout (0 marginal, 1 stacked), tau_step, n_dim, model
+_H = 9  # header: F, P, K, N, n_neg, n_blocks, layout (0 marginal, 1 stacked), tau_step, n_dim
 # block codes
 PARAM, GAMMA, W, TAU_NEG, TAU_POS, TAU_BOTH = range(6)
-_MODEL_CODE = {"u": 0, "tau": 1, "tau_pm": 2}
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ def pack(sd: SubjectData, layout: str) -> tuple[np.ndarray, list[Block]]:
     F, P, K, N = T.shape
     blocks = blocks_for(sd.model, sd.families, layout)
     n_dim = sum(b.size for b in blocks)
-    header = [F, P, K, N, n_neg, len(blocks), 1.0 if layout == "stacked" else 0.0, tau_step, n_dim, _MODEL_CODE[sd.model]]
+    header = [F, P, K, N, n_neg, len(blocks), 1.0 if layout == "stacked" else 0.0, tau_step, n_dim]
     desc = [v for b in blocks for v in (b.code, b.family, b.size)]
     buf = np.concatenate([np.asarray(header, float), np.asarray(desc, float), T.ravel(), xh.ravel(), grid.ravel()])
     return np.ascontiguousarray(buf), blocks
@@ -87,17 +86,42 @@ def _bounds(code, start, step, P):
     return TAU_BOUNDS
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _density(x, buf, grad_out):
-    """Log-density at unconstrained ``x``; writes d/dx into ``grad_out``."""
-    F, P, K, N = int(buf[0]), int(buf[1]), int(buf[2]), int(buf[3])
-    n_neg, nb, stacked, tau_step = int(buf[4]), int(buf[5]), buf[6] > 0.5, buf[7]
+@numba.njit(cache=True, inline="always")
+def _buffer_size(head):
+    F, P, K, N, nb = int(head[0]), int(head[1]), int(head[2]), int(head[3]), int(head[5])
+    return _H + 3 * nb + F * P * K * N + 2 * N + 2 * F
+
+
+@numba.njit(cache=True, inline="always")
+def _data(buf):
+    """Views of the tables T (F, P, K, N), half angles (2, N) and parameter grid (F, 2)."""
+    F, P, K, N, nb = int(buf[0]), int(buf[1]), int(buf[2]), int(buf[3]), int(buf[5])
     off = _H + 3 * nb
     T = buf[off : off + F * P * K * N].reshape((F, P, K, N))
     off += F * P * K * N
     xh = buf[off : off + 2 * N].reshape((2, N))
     off += 2 * N
-    grid = buf[off : off + 2 * F].reshape((F, 2))
+    return T, xh, buf[off : off + 2 * F].reshape((F, 2))
+
+
+@numba.njit(cache=True, inline="always")
+def _block(buf, b):
+    """Descriptor (code, family index, size) of parameter block b."""
+    return int(buf[_H + 3 * b]), int(buf[_H + 3 * b + 1]), int(buf[_H + 3 * b + 2])
+
+
+@numba.njit(cache=True, inline="always")
+def _targets(size, s, F):
+    """Families a block's s-th value applies to: all (shared scalar) or family s (stacked)."""
+    return (0, F) if size == 1 else (s, s + 1)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _density(x, buf, grad_out):
+    """Log-density at unconstrained ``x``; writes d/dx into ``grad_out``."""
+    F, P = int(buf[0]), int(buf[1])
+    n_neg, nb, stacked, tau_step = int(buf[4]), int(buf[5]), buf[6] > 0.5, buf[7]
+    T, xh, grid = _data(buf)
     param = np.zeros(F)
     gamma = np.zeros(F)
     w = np.zeros(F)
@@ -107,7 +131,7 @@ def _density(x, buf, grad_out):
     lp = 0.0
     j = 0
     for b in range(nb):
-        code, fam, size = int(buf[_H + 3 * b]), int(buf[_H + 3 * b + 1]), int(buf[_H + 3 * b + 2])
+        code, fam, size = _block(buf, b)
         for s in range(size):
             z = x[j]
             # logit interval transform; uniform prior x Jacobian = sigmoid(z) sigmoid(-z)
@@ -126,19 +150,19 @@ def _density(x, buf, grad_out):
             if code == PARAM:
                 param[fam] = v
             else:
-                for k in range(F):
-                    if size == 1 or k == s:
-                        if code == GAMMA:
-                            gamma[k] = v
-                        elif code == W:
-                            w[k] = v
-                        elif code == TAU_NEG:
-                            tn[k] = v
-                        elif code == TAU_POS:
-                            tp[k] = v
-                        else:
-                            tn[k] = v
-                            tp[k] = v
+                k0, k1 = _targets(size, s, F)
+                for k in range(k0, k1):
+                    if code == GAMMA:
+                        gamma[k] = v
+                    elif code == W:
+                        w[k] = v
+                    elif code == TAU_NEG:
+                        tn[k] = v
+                    elif code == TAU_POS:
+                        tp[k] = v
+                    else:
+                        tn[k] = v
+                        tp[k] = v
             j += 1
     ll, g = _loglik_kernel(T, xh, n_neg, grid, tau_step, param, tn, tp, gamma, w)
     # weight of each family's log-likelihood in the total
@@ -155,24 +179,24 @@ def _density(x, buf, grad_out):
         wt /= acc
     j = 0
     for b in range(nb):
-        code, fam, size = int(buf[_H + 3 * b]), int(buf[_H + 3 * b + 1]), int(buf[_H + 3 * b + 2])
+        code, fam, size = _block(buf, b)
         for s in range(size):
             d = 0.0
             if code == PARAM:
                 d = wt[fam] * g[0, fam]
             else:
-                for k in range(F):
-                    if size == 1 or k == s:
-                        if code == TAU_BOTH:
-                            d += wt[k] * (g[1, k] + g[2, k])
-                        elif code == TAU_NEG:
-                            d += wt[k] * g[1, k]
-                        elif code == TAU_POS:
-                            d += wt[k] * g[2, k]
-                        elif code == GAMMA:
-                            d += wt[k] * g[3, k]
-                        else:
-                            d += wt[k] * g[4, k]
+                k0, k1 = _targets(size, s, F)
+                for k in range(k0, k1):
+                    if code == TAU_BOTH:
+                        d += wt[k] * (g[1, k] + g[2, k])
+                    elif code == TAU_NEG:
+                        d += wt[k] * g[1, k]
+                    elif code == TAU_POS:
+                        d += wt[k] * g[2, k]
+                    elif code == GAMMA:
+                        d += wt[k] * g[3, k]
+                    else:
+                        d += wt[k] * g[4, k]
             grad_out[j] += d * dvalue[j]
             j += 1
     return lp + total
@@ -181,13 +205,12 @@ def _density(x, buf, grad_out):
 @numba.njit(cache=True, error_model="numpy")
 def _constrain(x, buf, out):
     P, nb = int(buf[1]), int(buf[5])
-    F = int(buf[0])
-    off = _H + 3 * nb + F * P * int(buf[2]) * int(buf[3]) + 2 * int(buf[3])
+    grid = _data(buf)[2]
     j = 0
     for b in range(nb):
-        code, fam, size = int(buf[_H + 3 * b]), int(buf[_H + 3 * b + 1]), int(buf[_H + 3 * b + 2])
-        for s in range(size):
-            start, step = (buf[off + 2 * fam], buf[off + 2 * fam + 1]) if code == PARAM else (0.0, 0.0)
+        code, fam, size = _block(buf, b)
+        for _s in range(size):
+            start, step = (grid[fam, 0], grid[fam, 1]) if code == PARAM else (0.0, 0.0)
             lo, hi = _bounds(code, start, step, P)
             out[j] = lo + (hi - lo) / (1.0 + math.exp(-x[j]))
             j += 1
@@ -214,8 +237,7 @@ def _logp_cfunc(dim, x_, out_, logp_, user_data_):
     head = numba.carray(user_data_, (_H,), np.float64)
     if dim != int(head[8]):
         return -1
-    F, P, K, N, nb = int(head[0]), int(head[1]), int(head[2]), int(head[3]), int(head[5])
-    buf = numba.carray(user_data_, (_H + 3 * nb + F * P * K * N + 2 * N + 2 * F,), np.float64)
+    buf = numba.carray(user_data_, (_buffer_size(head),), np.float64)
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (dim,))
     logp = numba.carray(logp_, (1,))
@@ -234,8 +256,7 @@ def _expand_cfunc(dim, expanded, x_, out_, user_data_):
     head = numba.carray(user_data_, (_H,), np.float64)
     if dim != int(head[8]) or expanded != dim:
         return -1
-    F, P, K, N, nb = int(head[0]), int(head[1]), int(head[2]), int(head[3]), int(head[5])
-    buf = numba.carray(user_data_, (_H + 3 * nb + F * P * K * N + 2 * N + 2 * F,), np.float64)
+    buf = numba.carray(user_data_, (_buffer_size(head),), np.float64)
     _constrain(numba.carray(x_, (dim,)), buf, numba.carray(out_, (dim,)))
     return 0
 
@@ -260,7 +281,8 @@ def compile_model(sd: SubjectData, layout: str = "stacked"):
     for b in blocks:
         names.append(b.name)
         slices.append(slice(start, start + b.size))
-        shapes.append(() if b.size == 1 and b.code == PARAM or (b.size == 1 and layout != "stacked") else (b.size,))
+        # shape parameters are scalars; shared parameters get a family dim in the stacked layout
+        shapes.append(() if b.code == PARAM or layout != "stacked" else (b.size,))
         if shapes[-1]:
             dims[b.name] = ("family",)
         start += b.size
