@@ -463,7 +463,6 @@ def sample_cells(fit: GridFit, n: int, rng: np.random.Generator, family: str) ->
         step = grid[1] - grid[0]
         return np.clip(v + rng.uniform(-0.5, 0.5, len(v)) * step, grid[0], grid[-1])
 
-    taus = fit.coords.get("tau", fit.coords.get("tau_neg"))
     tn = jitter(tn, taus)
     tp = tn if fit.model != "tau_pm" else jitter(tp, taus)
     return {"param": jitter(params[ip], params), "gamma": jitter(gamma[ig], gamma), "tau_neg": tn, "tau_pos": tp}

@@ -48,6 +48,11 @@ TAU_BOUNDS = (0.0, float(np.pi / 2))
 W_BOUNDS = (0.0, 1.0)
 
 
+def prior_bounds(name: str) -> tuple[float, float]:
+    """Uniform prior interval of a shared parameter (gamma, w, tau, tau_neg, tau_pos)."""
+    return {"gamma": GAMMA_BOUNDS, "w": W_BOUNDS, "tau": TAU_BOUNDS, "tau_neg": TAU_BOUNDS, "tau_pos": TAU_BOUNDS}[name]
+
+
 def tau_names(model: str) -> tuple[str, ...]:
     return {"u": (), "tau": ("tau",), "tau_pm": ("tau_neg", "tau_pos")}[model]
 
@@ -179,5 +184,4 @@ def build_model(
         else:
             log_prior = np.full(F, -np.log(F))
             pm.Potential("loglik", pm.math.logsumexp(ll + log_prior))
-    m.ibo_subject_data = sd  # used by the fit layer
     return m

@@ -58,15 +58,7 @@ from ibo_pymc.errors import InputError
 from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.forward.argmax import TableConfig, load_tables
 from ibo_pymc.model import pointwise
-from ibo_pymc.model.builder import (
-    GAMMA_BOUNDS,
-    MODELS,
-    TAU_BOUNDS,
-    W_BOUNDS,
-    SubjectData,
-    build_model,
-    tau_names,
-)
+from ibo_pymc.model.builder import MODELS, SubjectData, build_model, prior_bounds, tau_names
 from ibo_pymc.model.evidence import bridge_sampling
 from ibo_pymc.model.likelihood import wc_mixture_random
 
@@ -131,11 +123,11 @@ class IBOModel:
     >>> m.family_probabilities()                                       # doctest: +SKIP
     """
 
-    def __init__(self, observations: SubjectObservations, model: str = "tau_pm", config: FitConfig | None = None, **kw):
-        if config is None:
-            config = FitConfig(model=model, **kw)
-        elif kw or model != config.model and model != "tau_pm":
-            config = dataclasses.replace(config, model=model, **kw)
+    def __init__(self, observations: SubjectObservations, model: str | None = None, config: FitConfig | None = None, **kw):
+        """``model`` and keyword settings (draws, seed, ...) override ``config`` (default ``FitConfig()``)."""
+        if model is not None:
+            kw["model"] = model
+        config = dataclasses.replace(config, **kw) if config is not None else FitConfig(**kw)
         self.config = config
         self.obs = observations
         if observations.n_rounds == 0:
@@ -210,8 +202,7 @@ class IBOModel:
                     "tau_neg": c["tau_neg"],
                     "tau_pos": c["tau_pos"],
                 }[b.name]
-                lo, hi = {"gamma": GAMMA_BOUNDS, "w": W_BOUNDS}.get(b.name, TAU_BOUNDS)
-                vals.append(_logit(v, lo, hi))
+                vals.append(_logit(v, *prior_bounds(b.name)))
             cols.append(np.stack(vals, axis=1))
         return np.concatenate(cols, axis=1)
 
@@ -270,58 +261,45 @@ class IBOModel:
         return cond, stats
 
     def _constrain(self, z) -> dict:
+        """A stacked-layout unconstrained point as PyMC initial values."""
         out, j = {}, 0
-        F = len(self.families)
         for b in self._blocks():
-            if b.code == 0:
-                lo, hi = get_family(self.families[b.family]).bounds
-            else:
-                lo, hi = {"gamma": GAMMA_BOUNDS, "w": W_BOUNDS}.get(b.name, TAU_BOUNDS)
+            lo, hi = get_family(self.families[b.family]).bounds if b.code == 0 else prior_bounds(b.name)
             v = lo + (hi - lo) / (1 + np.exp(-z[j : j + b.size]))
             out[b.name] = float(v[0]) if b.size == 1 else v
             j += b.size
-        assert j == len(z) and (F >= 1)
         return out
 
     # --- per-family quantities -----------------------------------------------------------
+    def _columns(self, k: int) -> list[tuple[str, float, float]]:
+        """Family k's free parameters (key, prior interval); ũ's one tau is keyed ``tau_pos``."""
+        taus = {"u": (), "tau": ("tau_pos",), "tau_pm": ("tau_neg", "tau_pos")}[self.config.model]
+        cols = [("param", *get_family(self.families[k]).bounds), ("gamma", *prior_bounds("gamma")), ("w", *prior_bounds("w"))]
+        return cols + [(n, *prior_bounds(n)) for n in taus]
+
+    def _with_taus(self, d: dict) -> dict:
+        """Fill in tau_neg and tau_pos where the model ties them (ũ) or fixes them at 0 (u)."""
+        if self.config.model == "u":
+            d["tau_neg"] = d["tau_pos"] = np.zeros_like(d["gamma"])
+        elif self.config.model == "tau":
+            d["tau_neg"] = d["tau_pos"]
+        return d
+
     def _family_draws(self, cond: dict, k: int) -> dict:
         """Constrained draws (chain, draw) of family k's conditional posterior."""
-        f = self.families[k]
-        out = {"param": cond[get_family(f).var_name], "gamma": cond["gamma"][..., k], "w": cond["w"][..., k]}
-        model = self.config.model
-        if model == "u":
-            out["tau_neg"] = out["tau_pos"] = np.zeros_like(out["gamma"])
-        elif model == "tau":
-            out["tau_neg"] = out["tau_pos"] = cond["tau"][..., k]
-        else:
+        out = {"param": cond[get_family(self.families[k]).var_name], "gamma": cond["gamma"][..., k], "w": cond["w"][..., k]}
+        if self.config.model == "tau":
+            out["tau_pos"] = cond["tau"][..., k]
+        elif self.config.model == "tau_pm":
             out["tau_neg"], out["tau_pos"] = cond["tau_neg"][..., k], cond["tau_pos"][..., k]
-        return out
+        return self._with_taus(out)
 
     def _unconstrained(self, k: int, d: dict) -> np.ndarray:
-        f = self.families[k]
-        cols = [_logit(d["param"], *get_family(f).bounds), _logit(d["gamma"], *GAMMA_BOUNDS), _logit(d["w"], *W_BOUNDS)]
-        model = self.config.model
-        if model == "tau":
-            cols.append(_logit(d["tau_pos"], *TAU_BOUNDS))
-        elif model == "tau_pm":
-            cols += [_logit(d["tau_neg"], *TAU_BOUNDS), _logit(d["tau_pos"], *TAU_BOUNDS)]
-        return np.stack(cols, axis=-1)
+        return np.stack([_logit(d[key], lo, hi) for key, lo, hi in self._columns(k)], axis=-1)
 
     def _from_unconstrained(self, k: int, z: np.ndarray) -> dict:
-        f = self.families[k]
-
-        def inv(col, lo, hi):
-            return lo + (hi - lo) / (1 + np.exp(-z[:, col]))
-
-        d = {"param": inv(0, *get_family(f).bounds), "gamma": inv(1, *GAMMA_BOUNDS), "w": inv(2, *W_BOUNDS)}
-        model = self.config.model
-        if model == "u":
-            d["tau_neg"] = d["tau_pos"] = np.zeros(len(z))
-        elif model == "tau":
-            d["tau_neg"] = d["tau_pos"] = inv(3, *TAU_BOUNDS)
-        else:
-            d["tau_neg"], d["tau_pos"] = inv(3, *TAU_BOUNDS), inv(4, *TAU_BOUNDS)
-        return d
+        d = {key: lo + (hi - lo) / (1 + np.exp(-z[:, j])) for j, (key, lo, hi) in enumerate(self._columns(k))}
+        return self._with_taus(d)
 
     def _loglik_sum(self, k: int, d: dict) -> np.ndarray:
         f = self.families[k]
@@ -349,7 +327,7 @@ class IBOModel:
         out = {}
         for k, f in enumerate(self.families):
             d = self._family_draws(cond, k)
-            names = ["param", "gamma", "w"] + {"u": [], "tau": ["tau_pos"], "tau_pm": ["tau_neg", "tau_pos"]}[self.config.model]
+            names = [key for key, _, _ in self._columns(k)]
             r = [float(az.rhat(d[n])) for n in names]
             eb = [float(az.ess(d[n], method="bulk")) for n in names]
             et = [float(az.ess(d[n], method="tail")) for n in names]
