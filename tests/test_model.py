@@ -64,7 +64,7 @@ def test_mixture_logp_matches_scipy(ts, g, w):
 
 def test_mixture_integrates_to_one_and_samples_match():
     for g in (0.01, 0.2, 0.785):
-        val, _ = integrate.quad(lambda v: np.exp(wc_mixture_logp_numpy(v, 1.0, g, 0.3)), -np.pi, np.pi, limit=400, points=[1.0, -1.0])
+        val, _ = integrate.quad(lambda v, g=g: np.exp(wc_mixture_logp_numpy(v, 1.0, g, 0.3)), -np.pi, np.pi, limit=400, points=[1.0, -1.0])
         assert val == pytest.approx(1.0, abs=1e-6)
     draws = wc_mixture_random(np.full(200_000, 1.2), 0.3, 0.7, rng=np.random.default_rng(1))
     assert np.all((draws > -np.pi) & (draws <= np.pi))
@@ -172,7 +172,7 @@ def test_compiled_density_equals_pymc_model(model, layout, tables):
     m = build_model(sd, layout=layout)
     logp = m.compile_logp()
     dlogp = m.compile_dlogp()
-    buf, blocks = compiled.pack(sd, layout)
+    _, blocks = compiled.pack(sd, layout)
     names = [b.name for b in blocks]
     values = {v.name: v for v in m.value_vars}
     for _ in range(3):
