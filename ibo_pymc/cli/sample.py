@@ -77,12 +77,7 @@ def headline(diag: pd.DataFrame) -> str:
     )
 
 
-def print_fit(m, elapsed: float) -> None:
-    import json
-
-    idata = m.idata
-    probs = json.loads(idata.posterior.attrs["family_probability"])
-    diag = m.diagnostics()
+def print_fit(m, diag: pd.DataFrame, probs: dict, elapsed: float) -> None:
     summ = m.summary()
     summ = summ[summ["probability"] >= 1e-3]
     print(f"\nsubject {m.obs.subject} (user {m.obs.user_id}), model {m.config.model}: "
@@ -123,7 +118,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 print(f"subject {s:2d} {args.model}: {elapsed:5.1f} s, {headline(diag)}"
                       + (f"  NOT CONVERGED: {', '.join(bad)}" if bad else ""), flush=True)
             else:
-                print_fit(m, elapsed)
+                print_fit(m, diag, probs, elapsed)
         checked = diag[diag["checked"]]
         rows.append({"subject": s, "model": args.model, "seconds": round(elapsed, 2),
                      "r_hat_max": checked["r_hat"].max(), "ess_bulk_min": checked["ess_bulk"].min(),
