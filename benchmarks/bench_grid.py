@@ -11,7 +11,6 @@ import argparse
 import os
 import time
 
-
 from ibo_pymc.circular import wrapped_cauchy_mixture_logpdf
 from ibo_pymc.data import load_hotspot, load_split
 from ibo_pymc.forward import load_tables

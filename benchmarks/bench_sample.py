@@ -23,7 +23,6 @@ import numpy as np
 def plain_graph_gradient(sd) -> float:
     """µs per logp+gradient of the stacked ũ± density as a plain PyTensor graph."""
     import pymc as pm
-    import pytensor
     import pytensor.tensor as pt
 
     from ibo_pymc.model.likelihood import wc_mixture_logp

@@ -427,21 +427,28 @@ def _pick_ordered(ll: np.ndarray, keys: list[np.ndarray]) -> tuple:
     return tuple(cand[order[0]])
 
 
-def sample_cells(fit: GridFit, n: int, rng: np.random.Generator, family: str) -> dict:
+def sample_cells(fit: GridFit, n: int, rng: np.random.Generator, family: str, param_range=None) -> dict:
     """Draws of grid values from a family's conditional grid posterior (for chain starts).
 
     Returns arrays ``param``, ``gamma`` and ``tau_neg``/``tau_pos`` (equal unless ũ±),
     each jittered uniformly within half a grid step and clipped to the grid.
+    ``param_range`` (lo, hi) restricts the shape parameter to an interval (a
+    stratum): nodes outside it get no mass, and draws are clipped into it.
     """
     k = list(fit.coords["family"]).index(family)
     params = fit.tables.config.params(family)
     gamma = fit.coords["gamma"]
+    lo, hi = (params[0], params[-1]) if param_range is None else param_range
+    keep = (params >= lo - 1e-12) & (params <= hi + 1e-12)
+    if not keep.any():  # a stratum narrower than a grid step: its nearest node
+        keep[np.argmin(np.abs(params - 0.5 * (lo + hi)))] = True
+    log_keep = np.where(keep, 0.0, -np.inf)
     if fit.model == "tau_pm":
         Ln, Lp = fit.parts["neg"][k], fit.parts["pos"][k]  # (P, K, G)
         mn, mp = Ln.max(axis=1, keepdims=True), Lp.max(axis=1, keepdims=True)
         en, ep = np.exp(Ln - mn), np.exp(Lp - mp)
         sn, sp = en.sum(axis=1), ep.sum(axis=1)  # (P, G)
-        logm = np.log(sn) + np.log(sp) + mn[:, 0] + mp[:, 0]
+        logm = np.log(sn) + np.log(sp) + mn[:, 0] + mp[:, 0] + log_keep[:, None]
         pg = np.exp(logm - logm.max()).ravel()
         cells = rng.choice(pg.size, size=n, p=pg / pg.sum())
         ip, ig = np.unravel_index(cells, logm.shape)
@@ -450,7 +457,9 @@ def sample_cells(fit: GridFit, n: int, rng: np.random.Generator, family: str) ->
         kp = np.array([rng.choice(len(taus), p=ep[a, :, b] / sp[a, b]) for a, b in zip(ip, ig)])
         tn, tp = taus[kn], taus[kp]
     else:
-        post = fit.posterior.values[k]  # (P, K, G)
+        post = fit.posterior.values[k] * keep[:, None, None]  # (P, K, G)
+        if post.sum() <= 0:
+            post = np.ones_like(post) * keep[:, None, None]
         flat = post.ravel() / post.sum()
         cells = rng.choice(flat.size, size=n, p=flat)
         ip, kk, ig = np.unravel_index(cells, post.shape)
@@ -465,4 +474,5 @@ def sample_cells(fit: GridFit, n: int, rng: np.random.Generator, family: str) ->
 
     tn = jitter(tn, taus)
     tp = tn if fit.model != "tau_pm" else jitter(tp, taus)
-    return {"param": jitter(params[ip], params), "gamma": jitter(gamma[ig], gamma), "tau_neg": tn, "tau_pos": tp}
+    param = np.clip(jitter(params[ip], params), lo, hi)
+    return {"param": param, "gamma": jitter(gamma[ig], gamma), "tau_neg": tn, "tau_pos": tp}

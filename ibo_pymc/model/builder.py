@@ -67,6 +67,86 @@ def parameter_names(model: str, families) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class Component:
+    """One block of the stacked layout: a family, with its prior optionally restricted.
+
+    A family whose conditional posterior is multimodal is split into strata at
+    the density minimum between its modes, along the parameter that separates
+    them (see :mod:`ibo_pymc.model.fit`). Each stratum is sampled as its own
+    component, with the uniform prior restricted by ``limits`` (a tuple of
+    ``(name, lo, hi)``; ``name`` is ``param`` for the shape parameter, or
+    gamma, w, tau, tau_neg, tau_pos). ``stratum`` numbers the strata of one
+    family (0 when it is not split).
+    """
+
+    family: str
+    limits: tuple = ()
+    stratum: int = 0
+    n_strata: int = 1
+
+    def prior(self, name: str) -> tuple[float, float]:
+        """The unrestricted prior interval of a parameter of this component."""
+        return tuple(map(float, get_family(self.family).bounds)) if name == "param" else prior_bounds(name)
+
+    def bounds(self, name: str) -> tuple[float, float]:
+        """The (possibly restricted) prior interval of a parameter of this component."""
+        for n, lo, hi in self.limits:
+            if n == name:
+                return float(lo), float(hi)
+        return self.prior(name)
+
+    @property
+    def var_name(self) -> str:
+        name = get_family(self.family).var_name
+        return name if self.n_strata == 1 else f"{name}_s{self.stratum}"
+
+    @property
+    def label(self) -> str:
+        if self.n_strata == 1:
+            return self.family
+        names = {"param": get_family(self.family).var_name}
+        return f"{self.family}[" + ", ".join(f"{names.get(n, n)} {lo:.3g}-{hi:.3g}" for n, lo, hi in self.limits) + "]"
+
+    @property
+    def log_width_fraction(self) -> float:
+        """log of the stratum's share of the family's prior volume."""
+        out = 0.0
+        for n, lo, hi in self.limits:
+            plo, phi = self.prior(n)
+            out += np.log((hi - lo) / (phi - plo))
+        return float(out)
+
+    def split(self, name: str, at: float) -> tuple[Component, Component]:
+        """The two halves of this component on either side of ``name = at``."""
+        lo, hi = self.bounds(name)
+        if not lo < at < hi:
+            raise ValueError(f"split point {name} = {at} is outside ({lo}, {hi})")
+        rest = tuple(lim for lim in self.limits if lim[0] != name)
+        return (
+            Component(self.family, (*rest, (name, lo, float(at)))),
+            Component(self.family, (*rest, (name, float(at), hi))),
+        )
+
+    def to_dict(self) -> dict:
+        return {"family": self.family, "limits": [list(v) for v in self.limits], "stratum": self.stratum, "n_strata": self.n_strata}
+
+
+def whole_families(families) -> tuple[Component, ...]:
+    """One component per family, over its whole prior."""
+    return tuple(Component(f) for f in families)
+
+
+def split_component(components, index: int, name: str, at: float) -> tuple[Component, ...]:
+    """Split component ``index`` at ``name = at`` (strata renumbered per family)."""
+    pieces = [*components[:index], *components[index].split(name, at), *components[index + 1 :]]
+    out = []
+    for p in pieces:
+        same = [q for q in pieces if q.family == p.family]
+        out.append(Component(p.family, p.limits, same.index(p), len(same)))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class SubjectData:
     """A subject's rounds prepared for the likelihood (tables at its delta_r1, half-sorted)."""
 
@@ -137,9 +217,14 @@ def build_model(
     *,
     layout: str = "marginal",
     families=None,
+    components=None,
     tables: ArgmaxTables | None = None,
 ):
-    """The PyMC model of one subject (see the module docstring)."""
+    """The PyMC model of one subject (see the module docstring).
+
+    ``components`` (stacked layout only): the blocks to sample side by side,
+    default one :class:`Component` per family; the dim is then ``component``.
+    """
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -150,11 +235,16 @@ def build_model(
     sd = obs if isinstance(obs, SubjectData) else SubjectData.prepare(obs, model, tables)
     model = sd.model
     families = tuple(families or sd.families)
-    F = len(families)
-    T, xh, n_neg, grid, tau_step = sd.op_inputs(families)
-    fam_dims = "family" if layout == "stacked" else None
+    if components is not None and layout != "stacked":
+        raise ValueError("components are sampled side by side: use layout='stacked'")
+    components = tuple(components or whole_families(families))
+    F = len(components)
+    T, xh, n_neg, grid, tau_step = sd.op_inputs([c.family for c in components])
+    fam_dims = "component" if layout == "stacked" else None
+    coords = _coords(sd, families)
+    coords["component"] = [c.label for c in components]
 
-    with pm.Model(coords=_coords(sd, families)) as m:
+    with pm.Model(coords=coords) as m:
         # data as shared variables: the compiled model is the same for every
         # subject, so a compiled sampler can be reused with new data
         T = pm.Data("argmax_table", T)
@@ -162,13 +252,17 @@ def build_model(
         n_neg = pm.Data("n_neg", np.int64(n_neg))
         grid = pm.Data("param_grid", grid)
         tau_step = pm.Data("tau_step", np.float64(tau_step))
-        params = []
-        for f in families:
-            fam = get_family(f)
-            params.append(pm.Uniform(fam.var_name, *fam.bounds))
-        gamma = pm.Uniform("gamma", *GAMMA_BOUNDS, dims=fam_dims)
-        w = pm.Uniform("w", *W_BOUNDS, dims=fam_dims)
-        taus = [pm.Uniform(n, *TAU_BOUNDS, dims=fam_dims) for n in tau_names(model)]
+        params = [pm.Uniform(c.var_name, *c.bounds("param")) for c in components]
+
+        def shared(name):
+            if layout != "stacked":
+                return pm.Uniform(name, *prior_bounds(name))
+            lo, hi = (np.array(v) for v in zip(*(c.bounds(name) for c in components)))
+            return pm.Uniform(name, lo, hi, dims=fam_dims)
+
+        gamma = shared("gamma")
+        w = shared("w")
+        taus = [shared(n) for n in tau_names(model)]
         if model == "u":
             tau_neg = tau_pos = pt.zeros(F)
         elif model == "tau":
@@ -180,7 +274,7 @@ def build_model(
             T, xh, n_neg, grid, tau_step, pt.stack(params), tau_neg * ones, tau_pos * ones, gamma * ones, w * ones
         )
         if layout == "stacked":
-            pm.Potential("loglik", ll, dims="family")
+            pm.Potential("loglik", ll, dims="component")
         else:
             log_prior = np.full(F, -np.log(F))
             pm.Potential("loglik", pm.math.logsumexp(ll + log_prior))

@@ -15,9 +15,10 @@ one compiled function serves every subject, model and layout.
 PyMC model's (``build_model``) at random points, so both samplers target the
 same posterior.
 
-Buffer layout (float64): a header (``_H`` values), then block descriptors
-(code, family, size per block), then T (F, P, K, N), the (2, N) half angles
-and the (F, 2) parameter grid.
+Buffer layout (float64): a header (``_H`` values), then a descriptor of each
+unconstrained coordinate (code, component, prior low, prior high), then T (F, P, K, N)
+with one slice per component, the (2, N) half angles and the (F, 2) parameter
+grid.
 """
 
 from __future__ import annotations
@@ -28,16 +29,11 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ibo_pymc.model.builder import (
-    GAMMA_BOUNDS,
-    TAU_BOUNDS,
-    W_BOUNDS,
-    SubjectData,
-    tau_names,
-)
+from ibo_pymc.model.builder import SubjectData, prior_bounds, tau_names, whole_families
 from ibo_pymc.model.op import _loglik_kernel
 
-_H = 9  # header: F, P, K, N, n_neg, n_blocks, layout (0 marginal, 1 stacked), tau_step, n_dim
+_H = 9  # header: F, P, K, N, n_neg, (unused), layout (0 marginal, 1 stacked), tau_step, n_dim
+_D = 4  # per unconstrained coordinate: code, component (-1: all), prior low, prior high
 # block codes
 PARAM, GAMMA, W, TAU_NEG, TAU_POS, TAU_BOTH = range(6)
 
@@ -46,57 +42,61 @@ PARAM, GAMMA, W, TAU_NEG, TAU_POS, TAU_BOTH = range(6)
 class Block:
     name: str
     code: int
-    family: int  # family index for PARAM blocks, -1 otherwise
-    size: int  # 1 (scalar) or F (one per family, stacked layout)
+    component: int  # component index for PARAM blocks, -1 otherwise
+    size: int  # 1 (scalar) or F (one per component, stacked layout)
+    lo: tuple  # uniform prior interval of each of the block's values
+    hi: tuple
 
 
-def blocks_for(model: str, families, layout: str) -> list[Block]:
-    from ibo_pymc.forward.acquisition import get_family
-
-    F = len(families)
-    out = [Block(get_family(f).var_name, PARAM, k, 1) for k, f in enumerate(families)]
-    size = F if layout == "stacked" else 1
-    out += [Block("gamma", GAMMA, -1, size), Block("w", W, -1, size)]
-    code = {"tau": TAU_BOTH, "tau_neg": TAU_NEG, "tau_pos": TAU_POS}
-    out += [Block(n, code[n], -1, size) for n in tau_names(model)]
+def blocks_for(model: str, components, layout: str) -> list[Block]:
+    """Parameter blocks of a model; ``components`` as in :func:`~ibo_pymc.model.builder.build_model`."""
+    out = []
+    for k, c in enumerate(components):
+        lo, hi = c.bounds("param")
+        out.append(Block(c.var_name, PARAM, k, 1, (lo,), (hi,)))
+    code = {"gamma": GAMMA, "w": W, "tau": TAU_BOTH, "tau_neg": TAU_NEG, "tau_pos": TAU_POS}
+    for n in ("gamma", "w", *tau_names(model)):
+        if layout == "stacked":
+            lo, hi = zip(*(c.bounds(n) for c in components))
+            out.append(Block(n, code[n], -1, len(components), lo, hi))
+        else:
+            lo, hi = prior_bounds(n)
+            out.append(Block(n, code[n], -1, 1, (lo,), (hi,)))
     return out
 
 
-def pack(sd: SubjectData, layout: str) -> tuple[np.ndarray, list[Block]]:
+def pack(sd: SubjectData, layout: str, components=None) -> tuple[np.ndarray, list[Block]]:
     """The float64 user-data buffer of a subject's model, and its parameter blocks."""
-    T, xh, n_neg, grid, tau_step = sd.op_inputs()
+    components = tuple(components or whole_families(sd.families))
+    if layout != "stacked" and (
+        [c.family for c in components] != list(sd.families) or any(c.n_strata > 1 for c in components)
+    ):
+        raise ValueError("the marginal layout takes one whole component per family")
+    T, xh, n_neg, grid, tau_step = sd.op_inputs([c.family for c in components])
     F, P, K, N = T.shape
-    blocks = blocks_for(sd.model, sd.families, layout)
+    blocks = blocks_for(sd.model, components, layout)
     n_dim = sum(b.size for b in blocks)
-    header = [F, P, K, N, n_neg, len(blocks), 1.0 if layout == "stacked" else 0.0, tau_step, n_dim]
-    desc = [v for b in blocks for v in (b.code, b.family, b.size)]
+    header = [F, P, K, N, n_neg, 0.0, 1.0 if layout == "stacked" else 0.0, tau_step, n_dim]
+    desc = []
+    for b in blocks:
+        for s in range(b.size):
+            target = b.component if b.code == PARAM else (s if b.size > 1 else -1)
+            desc += [b.code, target, b.lo[s], b.hi[s]]
     buf = np.concatenate([np.asarray(header, float), np.asarray(desc, float), T.ravel(), xh.ravel(), grid.ravel()])
     return np.ascontiguousarray(buf), blocks
 
 
 @numba.njit(cache=True, inline="always")
-def _bounds(code, start, step, P):
-    """Prior interval of a block: the family's parameter grid, or the shared bounds."""
-    if code == PARAM:
-        return start, start + step * (P - 1)
-    if code == GAMMA:
-        return GAMMA_BOUNDS
-    if code == W:
-        return W_BOUNDS
-    return TAU_BOUNDS
-
-
-@numba.njit(cache=True, inline="always")
 def _buffer_size(head):
-    F, P, K, N, nb = int(head[0]), int(head[1]), int(head[2]), int(head[3]), int(head[5])
-    return _H + 3 * nb + F * P * K * N + 2 * N + 2 * F
+    F, P, K, N, n_dim = int(head[0]), int(head[1]), int(head[2]), int(head[3]), int(head[8])
+    return _H + _D * n_dim + F * P * K * N + 2 * N + 2 * F
 
 
 @numba.njit(cache=True, inline="always")
 def _data(buf):
     """Views of the tables T (F, P, K, N), half angles (2, N) and parameter grid (F, 2)."""
-    F, P, K, N, nb = int(buf[0]), int(buf[1]), int(buf[2]), int(buf[3]), int(buf[5])
-    off = _H + 3 * nb
+    F, P, K, N, n_dim = int(buf[0]), int(buf[1]), int(buf[2]), int(buf[3]), int(buf[8])
+    off = _H + _D * n_dim
     T = buf[off : off + F * P * K * N].reshape((F, P, K, N))
     off += F * P * K * N
     xh = buf[off : off + 2 * N].reshape((2, N))
@@ -105,67 +105,58 @@ def _data(buf):
 
 
 @numba.njit(cache=True, inline="always")
-def _block(buf, b):
-    """Descriptor (code, family index, size) of parameter block b."""
-    return int(buf[_H + 3 * b]), int(buf[_H + 3 * b + 1]), int(buf[_H + 3 * b + 2])
-
-
-@numba.njit(cache=True, inline="always")
-def _targets(size, s, F):
-    """Families a block's s-th value applies to: all (shared scalar) or family s (stacked)."""
-    return (0, F) if size == 1 else (s, s + 1)
+def _coordinate(buf, j, F):
+    """Descriptor of unconstrained coordinate j: code, the components it sets [k0, k1), prior interval."""
+    o = _H + _D * j
+    target = int(buf[o + 1])
+    k0, k1 = (0, F) if target < 0 else (target, target + 1)
+    return int(buf[o]), k0, k1, buf[o + 2], buf[o + 3]
 
 
 @numba.njit(cache=True, error_model="numpy")
 def _density(x, buf, grad_out):
     """Log-density at unconstrained ``x``; writes d/dx into ``grad_out``."""
-    F, P = int(buf[0]), int(buf[1])
-    n_neg, nb, stacked, tau_step = int(buf[4]), int(buf[5]), buf[6] > 0.5, buf[7]
+    F = int(buf[0])
+    n_neg, stacked, tau_step, n_dim = int(buf[4]), buf[6] > 0.5, buf[7], int(buf[8])
     T, xh, grid = _data(buf)
     param = np.zeros(F)
     gamma = np.zeros(F)
     w = np.zeros(F)
     tn = np.zeros(F)
     tp = np.zeros(F)
-    dvalue = np.zeros(x.shape[0])  # d parameter / d x
+    dvalue = np.zeros(n_dim)  # d parameter / d x
     lp = 0.0
-    j = 0
-    for b in range(nb):
-        code, fam, size = _block(buf, b)
-        for s in range(size):
-            z = x[j]
-            # logit interval transform; uniform prior x Jacobian = sigmoid(z) sigmoid(-z)
-            if z >= 0:
-                e = math.exp(-z)
-                sig = 1.0 / (1.0 + e)
-                lp += -math.log1p(e) - z - math.log1p(e)
-            else:
-                e = math.exp(z)
-                sig = e / (1.0 + e)
-                lp += z - 2.0 * math.log1p(e)
-            grad_out[j] = 1.0 - 2.0 * sig
-            lo, hi = _bounds(code, grid[fam, 0] if code == PARAM else 0.0, grid[fam, 1] if code == PARAM else 0.0, P)
-            v = lo + (hi - lo) * sig
-            dvalue[j] = (hi - lo) * sig * (1.0 - sig)
+    for j in range(n_dim):
+        code, k0, k1, lo, hi = _coordinate(buf, j, F)
+        z = x[j]
+        # logit interval transform; uniform prior x Jacobian = sigmoid(z) sigmoid(-z)
+        if z >= 0:
+            e = math.exp(-z)
+            sig = 1.0 / (1.0 + e)
+            lp += -math.log1p(e) - z - math.log1p(e)
+        else:
+            e = math.exp(z)
+            sig = e / (1.0 + e)
+            lp += z - 2.0 * math.log1p(e)
+        grad_out[j] = 1.0 - 2.0 * sig
+        v = lo + (hi - lo) * sig
+        dvalue[j] = (hi - lo) * sig * (1.0 - sig)
+        for k in range(k0, k1):
             if code == PARAM:
-                param[fam] = v
+                param[k] = v
+            elif code == GAMMA:
+                gamma[k] = v
+            elif code == W:
+                w[k] = v
+            elif code == TAU_NEG:
+                tn[k] = v
+            elif code == TAU_POS:
+                tp[k] = v
             else:
-                k0, k1 = _targets(size, s, F)
-                for k in range(k0, k1):
-                    if code == GAMMA:
-                        gamma[k] = v
-                    elif code == W:
-                        w[k] = v
-                    elif code == TAU_NEG:
-                        tn[k] = v
-                    elif code == TAU_POS:
-                        tp[k] = v
-                    else:
-                        tn[k] = v
-                        tp[k] = v
-            j += 1
+                tn[k] = v
+                tp[k] = v
     ll, g = _loglik_kernel(T, xh, n_neg, grid, tau_step, param, tn, tp, gamma, w)
-    # weight of each family's log-likelihood in the total
+    # weight of each component's log-likelihood in the total
     wt = np.ones(F)
     if stacked:
         total = ll.sum()
@@ -177,43 +168,32 @@ def _density(x, buf, grad_out):
             acc += wt[k]
         total = m + math.log(acc) - math.log(F)
         wt /= acc
-    j = 0
-    for b in range(nb):
-        code, fam, size = _block(buf, b)
-        for s in range(size):
-            d = 0.0
+    for j in range(n_dim):
+        code, k0, k1, _lo, _hi = _coordinate(buf, j, F)
+        d = 0.0
+        for k in range(k0, k1):
             if code == PARAM:
-                d = wt[fam] * g[0, fam]
+                d += wt[k] * g[0, k]
+            elif code == TAU_BOTH:
+                d += wt[k] * (g[1, k] + g[2, k])
+            elif code == TAU_NEG:
+                d += wt[k] * g[1, k]
+            elif code == TAU_POS:
+                d += wt[k] * g[2, k]
+            elif code == GAMMA:
+                d += wt[k] * g[3, k]
             else:
-                k0, k1 = _targets(size, s, F)
-                for k in range(k0, k1):
-                    if code == TAU_BOTH:
-                        d += wt[k] * (g[1, k] + g[2, k])
-                    elif code == TAU_NEG:
-                        d += wt[k] * g[1, k]
-                    elif code == TAU_POS:
-                        d += wt[k] * g[2, k]
-                    elif code == GAMMA:
-                        d += wt[k] * g[3, k]
-                    else:
-                        d += wt[k] * g[4, k]
-            grad_out[j] += d * dvalue[j]
-            j += 1
+                d += wt[k] * g[4, k]
+        grad_out[j] += d * dvalue[j]
     return lp + total
 
 
 @numba.njit(cache=True, error_model="numpy")
 def _constrain(x, buf, out):
-    P, nb = int(buf[1]), int(buf[5])
-    grid = _data(buf)[2]
-    j = 0
-    for b in range(nb):
-        code, fam, size = _block(buf, b)
-        for _s in range(size):
-            start, step = (grid[fam, 0], grid[fam, 1]) if code == PARAM else (0.0, 0.0)
-            lo, hi = _bounds(code, start, step, P)
-            out[j] = lo + (hi - lo) / (1.0 + math.exp(-x[j]))
-            j += 1
+    F, n_dim = int(buf[0]), int(buf[8])
+    for j in range(n_dim):
+        _code, _k0, _k1, lo, hi = _coordinate(buf, j, F)
+        out[j] = lo + (hi - lo) / (1.0 + math.exp(-x[j]))
 
 
 _LOGP_SIG = numba.types.int64(
@@ -261,19 +241,20 @@ def _expand_cfunc(dim, expanded, x_, out_, user_data_):
     return 0
 
 
-def density(sd: SubjectData, layout: str, x) -> tuple[float, np.ndarray]:
+def density(sd: SubjectData, layout: str, x, components=None) -> tuple[float, np.ndarray]:
     """Log-density and gradient at an unconstrained point (for tests and benchmarks)."""
-    buf, _ = pack(sd, layout)
+    buf, _ = pack(sd, layout, components)
     g = np.zeros(len(x))
     return float(_density(np.asarray(x, float), buf, g)), g
 
 
-def compile_model(sd: SubjectData, layout: str = "stacked"):
+def compile_model(sd: SubjectData, layout: str = "stacked", components=None):
     """nutpie's compiled-model object for a subject, from the cached C callbacks."""
     import pandas as pd
     from nutpie.compile_pymc import CompiledPyMCModel
 
-    buf, blocks = pack(sd, layout)
+    components = tuple(components or whole_families(sd.families))
+    buf, blocks = pack(sd, layout, components)
     n_dim = sum(b.size for b in blocks)
     names, slices, shapes = [], [], []
     start = 0
@@ -281,12 +262,12 @@ def compile_model(sd: SubjectData, layout: str = "stacked"):
     for b in blocks:
         names.append(b.name)
         slices.append(slice(start, start + b.size))
-        # shape parameters are scalars; shared parameters get a family dim in the stacked layout
+        # shape parameters are scalars; shared parameters get a component dim in the stacked layout
         shapes.append(() if b.code == PARAM or layout != "stacked" else (b.size,))
         if shapes[-1]:
-            dims[b.name] = ("family",)
+            dims[b.name] = ("component",)
         start += b.size
-    coords = {"family": pd.Index(list(sd.families))}
+    coords = {"component": pd.Index([c.label for c in components])}
 
     def initial_point(seed):
         rng = np.random.default_rng(seed)

@@ -22,18 +22,35 @@ handles well. So the fit
 3. estimates each family's marginal likelihood by bridge sampling
    (:mod:`ibo_pymc.model.evidence`) and hence ``P(k | y)``;
 4. checks convergence (R-hat, bulk and tail ESS) of every family whose
-   posterior probability is at least ``relevance`` (default 0.001); if one
-   fails, it samples again with twice as many iterations kept every second
-   (thinning), up to ``max_thin``;
-5. assembles draws of the marginalised model: each draw gets a family
-   (exactly ``round(P(k | y) x draws)`` per chain, at random positions), the
-   parameters of that family's conditional draw, and prior draws for the
-   other families' shape parameters; ``family_prob`` holds the per-draw
-   ``P(k | y, params)`` (Rao-Blackwellised, as ``pymc-extras`` recovers
-   marginalised variables) and its mean is the posterior family probability.
+   posterior probability is at least ``relevance`` (default 0.001). A family
+   whose conditional posterior is itself multimodal (subject 27: PI with
+   tau near 0 and xi near 16, or tau near 1 and xi near 7) fails because
+   chains cannot cross between the modes. Its pooled draws then show the gap:
+   :func:`split_point` finds the parameter and value with the deepest dip
+   between two modes, and the family is split there into two *strata*,
+   each a component of the stacked layout with its prior restricted to its
+   side (:class:`~ibo_pymc.model.builder.Component`). Every stratum gets its
+   own NUTS block and bridge-sampling evidence, weighted by its share of the
+   prior volume, so the family's evidence is the sum over its strata and its
+   conditional posterior the evidence-weighted mixture (at most
+   ``max_strata`` per family). A component that still fails is sampled
+   again with twice as many iterations kept every second (thinning), up to
+   ``max_thin``;
+5. assembles draws of the marginalised model: each draw gets a component
+   (exactly ``round(P(component | y) x draws)`` per chain, at random
+   positions), hence a family, the parameters of that component's
+   conditional draw, and prior draws for the other families' shape
+   parameters; ``family_prob`` holds the per-draw ``P(k | y, params)``
+   (Rao-Blackwellised, as ``pymc-extras`` recovers marginalised variables)
+   and its mean is the posterior family probability.
+
+All 84 subject-model pairs of the study converge this way with default
+settings (``models/sampling/convergence.csv``), and their family
+probabilities and posterior means agree with the fine-grid posterior of
+:mod:`ibo_pymc.grid.fine` (``models/sampling/fine_grid_validation.csv``).
 
 The result is an :class:`arviz.InferenceData` with groups ``posterior``,
-``conditional_posterior`` (the NUTS draws per family), ``log_likelihood``,
+``conditional_posterior`` (the NUTS draws per component, dim ``component``), ``log_likelihood``,
 ``posterior_predictive``, ``observed_data``, ``constant_data`` and
 ``sample_stats``. The attrs hold subject, model, package version, the full
 configuration, the family evidences and the diagnostics, so
@@ -58,12 +75,20 @@ from ibo_pymc.errors import InputError
 from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.forward.argmax import TableConfig, load_tables
 from ibo_pymc.model import pointwise
-from ibo_pymc.model.builder import MODELS, SubjectData, build_model, prior_bounds, tau_names
+from ibo_pymc.model.builder import (
+    MODELS,
+    Component,
+    SubjectData,
+    build_model,
+    split_component,
+    tau_names,
+    whole_families,
+)
 from ibo_pymc.model.evidence import bridge_sampling
 from ibo_pymc.model.likelihood import wc_mixture_random
 
 SAMPLERS = ("nutpie", "pymc")
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -80,6 +105,7 @@ class FitConfig:
     target_rhat: float = 1.01
     min_ess: float = 400.0
     max_thin: int = 8
+    max_strata: int = 3
     relevance: float = 1e-3
     tables: TableConfig = field(default_factory=TableConfig)
 
@@ -88,7 +114,7 @@ class FitConfig:
             raise InputError(f"unknown model {self.model!r}; expected one of {', '.join(MODELS)}", field="model")
         if self.sampler not in SAMPLERS:
             raise InputError(f"unknown sampler {self.sampler!r}; expected one of {', '.join(SAMPLERS)}", field="sampler")
-        for name in ("draws", "tune", "chains", "max_thin"):
+        for name in ("draws", "tune", "chains", "max_thin", "max_strata"):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or v < (0 if name == "tune" else 1):
                 raise InputError(f"{name} must be a positive integer, got {v!r}", field=name)
@@ -145,56 +171,77 @@ class IBOModel:
         """The PyMC model (``marginal``: the paper's model; ``stacked``: conditionals side by side)."""
         return build_model(self.sd, layout=layout)
 
-    def _blocks(self):
+    def _blocks(self, components):
         from ibo_pymc.model.compiled import blocks_for
 
-        return blocks_for(self.config.model, self.families, "stacked")
+        return blocks_for(self.config.model, components, "stacked")
 
     # --- fitting -----------------------------------------------------------------
     def fit(self, progress: bool = True):
         """Sample, check convergence, and return the InferenceData (also kept as ``self.idata``)."""
+        from ibo_pymc.grid.engine import GridConfig, fit_grid
+
         cfg = self.config
         ss = np.random.SeedSequence(cfg.seed)
         s_init, s_sampler, s_bridge, s_mix, s_ppc = ss.spawn(5)
-        inits = self._initial_points(np.random.default_rng(s_init))
+        grid = fit_grid(self.obs.delta_r1, self.obs.theta2, cfg.model, config=GridConfig(tables=cfg.tables), tables=self.tables)
         sampler_seed = int(s_sampler.generate_state(1, np.uint32)[0])
+        comps = whole_families(self.families)
         thin = 1
         while True:
-            cond, stats = self._sample(inits, cfg.draws * thin, sampler_seed, progress)
+            inits = self._initial_points(grid, comps, np.random.default_rng(s_init))
+            cond, stats = self._sample(comps, inits, cfg.draws * thin, sampler_seed, progress)
             cond = {k: v[:, thin - 1 :: thin] for k, v in cond.items()}
             stats = stats.isel(draw=slice(thin - 1, None, thin))
-            evid = self._evidence(cond, np.random.default_rng(s_bridge))
-            probs = _softmax(np.array([e.log_evidence for e in evid]))
-            diag = self._conditional_diagnostics(cond)
-            failing = [
-                f
-                for k, f in enumerate(self.families)
-                if probs[k] >= cfg.relevance and not _ok(diag[f], cfg)
-            ]
-            if not failing or thin * 2 > cfg.max_thin:
+            evid = self._evidence(comps, cond, np.random.default_rng(s_bridge))
+            probs = _softmax(np.array([e.log_evidence + c.log_width_fraction for e, c in zip(evid, comps)]))
+            diag = self._conditional_diagnostics(comps, cond)
+            failing = [i for i, c in enumerate(comps) if probs[i] >= cfg.relevance and not _ok(diag[c.label], cfg)]
+            if not failing:
+                break
+            split = self._stratify(comps, cond, failing)
+            if split is not None:
+                comps = split
+                if progress:
+                    print(f"  multimodal; sampling the strata {', '.join(c.label for c in comps if c.n_strata > 1)} separately")
+                continue
+            if thin * 2 > cfg.max_thin:
                 break
             thin *= 2
             if progress:
-                print(f"  not yet converged ({', '.join(failing)}); sampling again, keeping every {thin}th draw")
-        self.idata = self._assemble(cond, stats, evid, probs, diag, thin, np.random.default_rng(s_mix), np.random.default_rng(s_ppc))
+                labels = ", ".join(comps[i].label for i in failing)
+                print(f"  not yet converged ({labels}); sampling again, keeping every {thin}th draw")
+        self.idata = self._assemble(
+            comps, cond, stats, evid, probs, diag, thin, np.random.default_rng(s_mix), np.random.default_rng(s_ppc)
+        )
         return self.idata
 
-    def _initial_points(self, rng: np.random.Generator, n: int = 256) -> np.ndarray:
-        """Chain starts (unconstrained, stacked layout) drawn from the grid posterior."""
-        from ibo_pymc.grid.engine import GridConfig, fit_grid, sample_cells
+    def _stratify(self, comps, cond, failing):
+        """Split the first failing, multimodal component at its density minimum (or None)."""
+        for i in failing:
+            c = comps[i]
+            if sum(q.family == c.family for q in comps) >= self.config.max_strata:
+                continue
+            d = self._component_draws(comps, cond, i)
+            cols = self._columns(c)
+            found = split_point({self._limit_name(key): d[key] for key, _, _ in cols}, {self._limit_name(key): (lo, hi) for key, lo, hi in cols})
+            if found is not None:
+                return split_component(comps, i, *found)
+        return None
 
-        g = fit_grid(self.obs.delta_r1, self.obs.theta2, self.config.model, config=GridConfig(tables=self.config.tables), tables=self.tables)
-        w0 = float(np.clip(g.w_em, 0.05, 0.95))
-        per_family = {f: sample_cells(g, n, rng, f) for f in self.families}
+    def _initial_points(self, grid, comps, rng: np.random.Generator, n: int = 256) -> np.ndarray:
+        """Chain starts (unconstrained, stacked layout) drawn from the grid posterior."""
+        from ibo_pymc.grid.engine import sample_cells
+
+        w0 = float(np.clip(grid.w_em, 0.05, 0.95))
+        per_comp = [sample_cells(grid, n, rng, c.family, param_range=c.bounds("param")) for c in comps]
         cols = []
-        for b in self._blocks():
+        for b in self._blocks(comps):
             if b.code == 0:
-                f = self.families[b.family]
-                cols.append(_logit(per_family[f]["param"], *get_family(f).bounds)[:, None])
+                cols.append(_logit(per_comp[b.component]["param"], b.lo[0], b.hi[0])[:, None])
                 continue
             vals = []
-            for f in self.families:
-                c = per_family[f]
+            for c, lo, hi in zip(per_comp, b.lo, b.hi):
                 v = {
                     "gamma": c["gamma"],
                     "w": np.clip(w0 + rng.uniform(-0.05, 0.05, n), 0.01, 0.99),
@@ -202,12 +249,14 @@ class IBOModel:
                     "tau_neg": c["tau_neg"],
                     "tau_pos": c["tau_pos"],
                 }[b.name]
-                vals.append(_logit(v, *prior_bounds(b.name)))
+                # a stratum may exclude the grid's draws: start uniformly inside it instead
+                v = np.where((v > lo) & (v < hi), v, rng.uniform(lo, hi, n))
+                vals.append(_logit(v, lo, hi))
             cols.append(np.stack(vals, axis=1))
         return np.concatenate(cols, axis=1)
 
-    def _sample(self, inits, draws, seed, progress):
-        """Conditional draws {name: (chain, draw[, family])} and sample_stats."""
+    def _sample(self, comps, inits, draws, seed, progress):
+        """Conditional draws {name: (chain, draw[, component])} and sample_stats."""
         cfg = self.config
         cores = cfg.cores or min(cfg.chains, os.cpu_count() or 1)
         if cfg.sampler == "nutpie":
@@ -215,7 +264,7 @@ class IBOModel:
 
             from ibo_pymc.model.compiled import compile_model
 
-            cm = compile_model(self.sd, "stacked")
+            cm = compile_model(self.sd, "stacked", comps)
 
             def initial_point(s):
                 return inits[np.random.default_rng(s).integers(len(inits))].copy()
@@ -231,12 +280,12 @@ class IBOModel:
         else:
             import pymc as pm
 
-            m = self.build("stacked")
+            m = build_model(self.sd, layout="stacked", components=comps)
             rng = np.random.default_rng(seed)
             initvals = []
             for _ in range(cfg.chains):
                 z = inits[rng.integers(len(inits))]
-                initvals.append(self._constrain(z))
+                initvals.append(self._constrain(comps, z))
             with m, warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tr = pm.sample(
@@ -251,8 +300,12 @@ class IBOModel:
                 )
             post = tr.posterior
             stats = tr.sample_stats
-        names = [b.name for b in self._blocks()]
+        names = [b.name for b in self._blocks(comps)]
         cond = {n: np.asarray(post[n].values, float) for n in names}
+        if post.sizes["draw"] < draws or post.sizes["chain"] < cfg.chains or not all(np.isfinite(v).all() for v in cond.values()):
+            # on Ctrl-C nutpie and pm.sample stop and return what they have (nutpie pads with
+            # NaN): never keep that
+            raise KeyboardInterrupt("sampling was interrupted")
         keep = [v for v in stats.data_vars if set(stats[v].dims) <= {"chain", "draw"}]
         stats = stats[keep]
         stats = stats.assign_coords(chain=np.arange(stats.sizes["chain"]), draw=np.arange(stats.sizes["draw"]))
@@ -260,22 +313,25 @@ class IBOModel:
             raise RuntimeError("the sampler reported no divergence statistics")
         return cond, stats
 
-    def _constrain(self, z) -> dict:
+    def _constrain(self, comps, z) -> dict:
         """A stacked-layout unconstrained point as PyMC initial values."""
         out, j = {}, 0
-        for b in self._blocks():
-            lo, hi = get_family(self.families[b.family]).bounds if b.code == 0 else prior_bounds(b.name)
+        for b in self._blocks(comps):
+            lo, hi = np.array(b.lo), np.array(b.hi)
             v = lo + (hi - lo) / (1 + np.exp(-z[j : j + b.size]))
             out[b.name] = float(v[0]) if b.size == 1 else v
             j += b.size
         return out
 
-    # --- per-family quantities -----------------------------------------------------------
-    def _columns(self, k: int) -> list[tuple[str, float, float]]:
-        """Family k's free parameters (key, prior interval); ũ's one tau is keyed ``tau_pos``."""
+    # --- per-component quantities -----------------------------------------------------------
+    def _columns(self, c: Component) -> list[tuple[str, float, float]]:
+        """A component's free parameters (key, prior interval); ũ's one tau is keyed ``tau_pos``."""
         taus = {"u": (), "tau": ("tau_pos",), "tau_pm": ("tau_neg", "tau_pos")}[self.config.model]
-        cols = [("param", *get_family(self.families[k]).bounds), ("gamma", *prior_bounds("gamma")), ("w", *prior_bounds("w"))]
-        return cols + [(n, *prior_bounds(n)) for n in taus]
+        return [(key, *c.bounds(self._limit_name(key))) for key in ("param", "gamma", "w", *taus)]
+
+    def _limit_name(self, key: str) -> str:
+        """The model's name of a column (ũ's single tau is stored as ``tau_pos``)."""
+        return "tau" if self.config.model == "tau" and key == "tau_pos" else key
 
     def _with_taus(self, d: dict) -> dict:
         """Fill in tau_neg and tau_pos where the model ties them (ũ) or fixes them at 0 (u)."""
@@ -285,57 +341,57 @@ class IBOModel:
             d["tau_neg"] = d["tau_pos"]
         return d
 
-    def _family_draws(self, cond: dict, k: int) -> dict:
-        """Constrained draws (chain, draw) of family k's conditional posterior."""
-        out = {"param": cond[get_family(self.families[k]).var_name], "gamma": cond["gamma"][..., k], "w": cond["w"][..., k]}
+    def _component_draws(self, comps, cond: dict, k: int) -> dict:
+        """Constrained draws (chain, draw) of component k's conditional posterior."""
+        out = {"param": cond[comps[k].var_name], "gamma": cond["gamma"][..., k], "w": cond["w"][..., k]}
         if self.config.model == "tau":
             out["tau_pos"] = cond["tau"][..., k]
         elif self.config.model == "tau_pm":
             out["tau_neg"], out["tau_pos"] = cond["tau_neg"][..., k], cond["tau_pos"][..., k]
         return self._with_taus(out)
 
-    def _unconstrained(self, k: int, d: dict) -> np.ndarray:
-        return np.stack([_logit(d[key], lo, hi) for key, lo, hi in self._columns(k)], axis=-1)
+    def _unconstrained(self, c: Component, d: dict) -> np.ndarray:
+        return np.stack([_logit(d[key], lo, hi) for key, lo, hi in self._columns(c)], axis=-1)
 
-    def _from_unconstrained(self, k: int, z: np.ndarray) -> dict:
-        d = {key: lo + (hi - lo) / (1 + np.exp(-z[:, j])) for j, (key, lo, hi) in enumerate(self._columns(k))}
+    def _from_unconstrained(self, c: Component, z: np.ndarray) -> dict:
+        d = {key: lo + (hi - lo) / (1 + np.exp(-z[:, j])) for j, (key, lo, hi) in enumerate(self._columns(c))}
         return self._with_taus(d)
 
-    def _loglik_sum(self, k: int, d: dict) -> np.ndarray:
-        f = self.families[k]
-        return pointwise.loglik(self.sd, f, d["param"], d["tau_neg"], d["tau_pos"], d["gamma"], d["w"]).sum(-1)
+    def _loglik_sum(self, family: str, d: dict) -> np.ndarray:
+        return pointwise.loglik(self.sd, family, d["param"], d["tau_neg"], d["tau_pos"], d["gamma"], d["w"]).sum(-1)
 
-    def _evidence(self, cond: dict, rng: np.random.Generator):
+    def _evidence(self, comps, cond: dict, rng: np.random.Generator):
+        """Bridge-sampling evidence of each component under its own (restricted) uniform prior."""
         import arviz as az
 
         out = []
-        for k in range(len(self.families)):
-            d = self._family_draws(cond, k)
-            z = self._unconstrained(k, d)
+        for k, c in enumerate(comps):
+            d = self._component_draws(comps, cond, k)
+            z = self._unconstrained(c, d)
 
-            def log_density(zz, k=k):
-                return self._loglik_sum(k, self._from_unconstrained(k, zz)) + _log_jacobian_prior(zz).sum(-1)
+            def log_density(zz, c=c):
+                return self._loglik_sum(c.family, self._from_unconstrained(c, zz)) + _log_jacobian_prior(zz).sum(-1)
 
             half = z.shape[1] // 2
             ess = min(float(az.ess(z[:, half:, j])) for j in range(z.shape[-1]))
             out.append(bridge_sampling(z, log_density, rng, n_eff=ess))
         return out
 
-    def _conditional_diagnostics(self, cond: dict) -> dict:
+    def _conditional_diagnostics(self, comps, cond: dict) -> dict:
         import arviz as az
 
         out = {}
-        for k, f in enumerate(self.families):
-            d = self._family_draws(cond, k)
-            names = [key for key, _, _ in self._columns(k)]
+        for k, c in enumerate(comps):
+            d = self._component_draws(comps, cond, k)
+            names = [key for key, _, _ in self._columns(c)]
             r = [float(az.rhat(d[n])) for n in names]
             eb = [float(az.ess(d[n], method="bulk")) for n in names]
             et = [float(az.ess(d[n], method="tail")) for n in names]
-            out[f] = {"r_hat": max(r), "ess_bulk": min(eb), "ess_tail": min(et)}
+            out[c.label] = {"r_hat": max(r), "ess_bulk": min(eb), "ess_tail": min(et)}
         return out
 
     # --- assembly ------------------------------------------------------------------------
-    def _assemble(self, cond, stats, evid, probs, diag, thin, rng_mix, rng_ppc):
+    def _assemble(self, comps, cond, stats, evid, probs, diag, thin, rng_mix, rng_ppc):
         import arviz as az
 
         from ibo_pymc import __version__
@@ -344,18 +400,22 @@ class IBOModel:
         fams = self.families
         F = len(fams)
         C, D = cond["gamma"].shape[:2]
-        # family of each draw: exactly round(P * D) per chain (largest remainder), random positions
+        # component of each draw: exactly round(P * D) per chain (largest remainder), random positions
         counts = _largest_remainder(probs, D)
-        family = np.stack([rng_mix.permutation(np.repeat(np.arange(F), counts)) for _ in range(C)])
-        per = [self._family_draws(cond, k) for k in range(F)]
+        comp = np.stack([rng_mix.permutation(np.repeat(np.arange(len(comps)), counts)) for _ in range(C)])
+        comp_family = np.array([fams.index(c.family) for c in comps])
+        family = comp_family[comp]
+        per = [self._component_draws(comps, cond, k) for k in range(len(comps))]
         shared = {}
         for n in ("gamma", "w", "tau_neg", "tau_pos"):
-            shared[n] = np.choose(family, [per[k][n] for k in range(F)])
+            shared[n] = np.choose(comp, [p[n] for p in per])
+        own = np.choose(comp, [p["param"] for p in per])
         params = {}
         for k, f in enumerate(fams):
             lo, hi = get_family(f).bounds
             prior = rng_mix.uniform(lo, hi, size=(C, D))
-            params[k] = np.where(family == k, per[k]["param"], prior)
+            params[k] = np.where(family == k, own, prior)
+        family_probs = np.bincount(comp_family, weights=probs, minlength=F)
         # pointwise log-likelihood of every family at every draw's parameters
         ll = np.stack(
             [
@@ -395,10 +455,14 @@ class IBOModel:
 
         cpost = {}
         for name, arr in cond.items():
-            dims = ("chain", "draw", "family") if arr.ndim == 3 else ("chain", "draw")
+            dims = ("chain", "draw", "component") if arr.ndim == 3 else ("chain", "draw")
             cpost[name] = (dims, arr)
-        conditional = xr.Dataset(cpost, coords={k: coords[k] for k in ("chain", "draw", "family")})
-        conditional.attrs["note"] = "NUTS draws of each family's conditional posterior p(params | theta2, family)"
+        ccoords = {k: coords[k] for k in ("chain", "draw")}
+        ccoords["component"] = [c.label for c in comps]
+        conditional = xr.Dataset(cpost, coords=ccoords)
+        conditional.attrs["note"] = (
+            "NUTS draws of each component's conditional posterior p(params | theta2, family, stratum)"
+        )
 
         rc = {k: coords[k] for k in ("chain", "draw", "round")}
         log_lik = xr.Dataset({"theta2": (("chain", "draw", "round"), to_subject_order(ll_draw))}, coords=rc)
@@ -420,9 +484,16 @@ class IBOModel:
             "model": cfg.model,
             "config": json.dumps(cfg.to_dict()),
             "thin": int(thin),
-            "family_log_evidence": json.dumps({f: e.log_evidence for f, e in zip(fams, evid)}),
-            "family_log_evidence_rel_error": json.dumps({f: e.rel_error for f, e in zip(fams, evid)}),
-            "family_probability": json.dumps({f: float(p) for f, p in zip(fams, probs)}),
+            "components": json.dumps([c.to_dict() | {"label": c.label, "var_name": c.var_name} for c in comps]),
+            "component_log_evidence": json.dumps(
+                {c.label: e.log_evidence + c.log_width_fraction for c, e in zip(comps, evid)}
+            ),
+            "component_log_evidence_rel_error": json.dumps({c.label: e.rel_error for c, e in zip(comps, evid)}),
+            "component_probability": json.dumps({c.label: float(p) for c, p in zip(comps, probs)}),
+            "family_log_evidence": json.dumps(
+                {f: float(_logsumexp([e.log_evidence + c.log_width_fraction for c, e in zip(comps, evid) if c.family == f])) for f in fams}
+            ),
+            "family_probability": json.dumps({f: float(p) for f, p in zip(fams, family_probs)}),
             "conditional_diagnostics": json.dumps(diag),
         }
         with warnings.catch_warnings():
@@ -535,39 +606,40 @@ def diagnostics(idata) -> pd.DataFrame:
         df.loc[q, ["r_hat"]] = 1.0
     df["checked"] = True
     cond = json.loads(post.attrs.get("conditional_diagnostics", "{}"))
-    probs = json.loads(post.attrs.get("family_probability", "{}"))
+    probs = json.loads(post.attrs.get("component_probability", "{}"))
     relevance = json.loads(post.attrs["config"]).get("relevance", 1e-3) if "config" in post.attrs else 1e-3
-    for f, d in cond.items():
-        # a family with posterior probability below `relevance` contributes no draws: its
+    for label, d in cond.items():
+        # a component with posterior probability below `relevance` contributes no draws: its
         # conditional chains are reported but not held to the convergence targets
-        df.loc[f"given {f}"] = [d["r_hat"], d["ess_bulk"], d["ess_tail"], probs.get(f, 1.0) >= relevance]
+        df.loc[f"given {label}"] = [d["r_hat"], d["ess_bulk"], d["ess_tail"], probs.get(label, 1.0) >= relevance]
     df.attrs["divergences"] = int(idata.sample_stats["diverging"].sum())
     df.attrs["draws"] = int(post.sizes["chain"] * post.sizes["draw"])
     return df
 
 
 def summary(idata, hdi_prob: float = 0.95) -> pd.DataFrame:
-    """Per family: probability and the conditional posterior mean, sd and HDI of each parameter."""
+    """Per component (a family, or a stratum of one): probability and the conditional
+    posterior mean, sd and HDI of each parameter."""
     import arviz as az
 
     post = idata.posterior
-    cond = idata["conditional_posterior"] if "conditional_posterior" in idata.groups() else None
-    probs = json.loads(post.attrs["family_probability"])
-    fams = list(post["family_draw"].attrs["labels"].split(","))
+    cond = idata["conditional_posterior"]
+    probs = json.loads(post.attrs["component_probability"])
     model = post.attrs["model"]
     rows = []
-    for k, f in enumerate(fams):
-        fam = get_family(f)
+    for k, c in enumerate(json.loads(post.attrs["components"])):
+        fam = get_family(c["family"])
         for name in (fam.var_name, "gamma", "w", *tau_names(model)):
-            arr = cond[name]
-            if "family" in arr.dims:
-                arr = arr.sel(family=f)
+            arr = cond[c["var_name"] if name == fam.var_name else name]
+            if "component" in arr.dims:
+                arr = arr.isel(component=k)
             v = arr.values
             lo, hi = az.hdi(v.ravel(), hdi_prob=hdi_prob)
             rows.append(
                 {
-                    "family": f,
-                    "probability": probs[f],
+                    "family": c["family"],
+                    "component": c["label"],
+                    "probability": probs[c["label"]],
                     "parameter": name,
                     "mean": float(v.mean()),
                     "sd": float(v.std()),
@@ -578,6 +650,41 @@ def summary(idata, hdi_prob: float = 0.95) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def _logsumexp(a) -> float:
+    a = np.asarray(a, float)
+    m = a.max()
+    return float(m + np.log(np.exp(a - m).sum()))
+
+
+def split_point(draws: dict, bounds: dict, bins: int = 40, depth: float = 0.2, min_share: float = 0.02):
+    """Where to split a component whose chains disagree: ``(name, value)`` or ``None``.
+
+    For each parameter, the pooled draws are binned (``bins`` over the range of
+    the draws, three-bin running mean) and the bin is found where the count,
+    relative to the lower of the highest counts on either side, is smallest.
+    The parameter with the deepest such dip is split at its centre if the dip
+    is below ``depth`` and each side holds at least ``min_share`` of the draws;
+    otherwise the draws show no separated modes and ``None`` is returned.
+    """
+    best = (depth, None)
+    for name, v in draws.items():
+        v = np.asarray(v, float).ravel()
+        lo, hi = v.min(), v.max()
+        if not hi > lo:
+            continue
+        counts, edges = np.histogram(v, bins=bins, range=(lo, hi))
+        m = np.convolve(counts, np.ones(3) / 3, mode="same")
+        cum = np.cumsum(counts) / len(v)
+        for j in range(2, bins - 2):
+            if cum[j - 1] < min_share or 1 - cum[j] < min_share:
+                continue
+            ratio = m[j] / min(m[:j].max(), m[j + 1 :].max())
+            at = 0.5 * (edges[j] + edges[j + 1])
+            if ratio < best[0] and bounds[name][0] < at < bounds[name][1]:
+                best = (ratio, (name, float(at)))
+    return best[1]
 
 
 def _softmax(a, axis=-1):
