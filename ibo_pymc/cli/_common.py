@@ -33,6 +33,25 @@ def add_data_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_fit_options(p: argparse.ArgumentParser, *, fits_help: str | None = None) -> None:
+    """Sampling settings (used where a fit is missing) and the folder of saved fits."""
+    p.add_argument("--fits", metavar="DIR", default="models",
+                   help=fits_help or "folder of saved fits subject-NN-MODEL.nc, reused when they match the data, "
+                   "written when missing (default ./models)")
+    p.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain for new fits (default 1000)")
+    p.add_argument("--tune", type=positive_int, default=1000, help="tuning iterations per chain for new fits (default 1000)")
+    p.add_argument("--chains", type=positive_int, default=4, help="chains for new fits (default 4)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same results")
+
+
+def fit_config(args, model: str = "tau_pm"):
+    """The FitConfig of the sampling options of :func:`add_fit_options`."""
+    from ibo_pymc.model.fit import FitConfig
+
+    return FitConfig(model=model, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed,
+                     sampler=getattr(args, "sampler", "nutpie"))
+
+
 def positive_int(text: str) -> int:
     try:
         v = int(text)

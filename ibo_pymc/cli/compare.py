@@ -1,0 +1,91 @@
+"""``ibo-compare``: PSIS-LOO and held-out comparison of u, ũ and ũ± per subject and for the cohort."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import pandas as pd
+
+from ibo_pymc.cli._common import (
+    ArgumentParser,
+    add_data_option,
+    add_fit_options,
+    fit_config,
+    run,
+    subject_arg,
+)
+from ibo_pymc.data import load_hotspot, load_split, random_split, resolve_data_dir
+from ibo_pymc.errors import InputError
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(
+        prog="ibo-compare",
+        description="Compare u, ũ and ũ± by PSIS-LOO (arviz.loo / arviz.compare) and by the held-out log "
+        "predictive density of the test rounds after fitting the training rounds. Saved fits are reused.",
+    )
+    p.add_argument("--subject", type=subject_arg, required=True, help="subject number (1..28) or 'all'")
+    add_data_option(p)
+    p.add_argument("--split", metavar="FILE", default=None,
+                   help="split file (subject,session_id,set) for the held-out column; default: a seeded random 80/20 split")
+    p.add_argument("--no-holdout", action="store_true", help="skip the held-out fits (holdout_lppd left empty)")
+    p.add_argument("--csv", metavar="FILE", default=None, help="write the rows here")
+    p.add_argument("--plot", metavar="FILE", default=None, help="also draw the LOO differences (.png or .pdf)")
+    add_fit_options(p)
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    return p
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from ibo_pymc.compare import COLUMNS, cohort_totals, compare_subject
+
+    args = build_parser().parse_args(argv)
+    if args.csv and not args.csv.endswith(".csv"):
+        raise InputError(f"--csv {args.csv!r}: expected a file name ending in .csv", field="--csv")
+    if args.plot and not args.plot.lower().endswith((".png", ".pdf")):
+        raise InputError(f"--plot {args.plot!r}: expected a file name ending in .png or .pdf", field="--plot")
+    data = load_hotspot(resolve_data_dir(args.data))
+    if args.subject != "all" and args.subject not in data.subjects:
+        raise InputError(f"--subject {args.subject}: expected a subject number in 1..{max(data.subjects)}", field="--subject")
+    split = None
+    if not args.no_holdout:
+        split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
+    subjects = data.subjects if args.subject == "all" else [args.subject]
+    log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    cfg = fit_config(args)
+    rows = []
+    for s in subjects:
+        if log:
+            log(f"subject {s}: fitting or loading u, ũ, ũ±" + (" (all rounds and training rounds)" if split else ""))
+        rows.append(compare_subject(data.observations(s), split, args.fits, config=cfg, log=log))
+    table = pd.concat(rows, ignore_index=True)
+    fmt = lambda v: f"{v:.2f}"
+    with pd.option_context("display.width", 140, "display.max_rows", 500):
+        print(table[list(COLUMNS)].to_string(index=False, float_format=fmt))
+        if len(subjects) > 1:
+            print("\ncohort totals (se of the summed elpd_loo; best_by_loo = subjects where the model ranks first)")
+            print(cohort_totals(table).to_string(float_format=fmt))
+    high = table[table["max_pareto_k"] > 0.7]
+    if len(high):
+        print("\nPareto k > 0.7 (PSIS-LOO unreliable for some rounds; see arviz.loo): "
+              + ", ".join(f"subject {r.subject} {r.model} ({r.max_pareto_k:.2f})" for r in high.itertuples()))
+    if args.csv:
+        from ibo_pymc.io import write_csv
+
+        write_csv(table[list(COLUMNS)], args.csv, float_format="%.6g")
+        print(f"wrote {args.csv}", file=sys.stderr)
+    if args.plot:
+        from ibo_pymc.fit_plots import plot_loo, save_figure
+
+        save_figure(plot_loo(table), args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv, "ibo-compare")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

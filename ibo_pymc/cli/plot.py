@@ -1,0 +1,62 @@
+"""``ibo-plot``: a fitted subject's moves with the credible and prediction regions (or the cohort grid)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from ibo_pymc.cli._common import (
+    ArgumentParser,
+    add_data_option,
+    add_fit_options,
+    fit_config,
+    run,
+    subject_arg,
+)
+from ibo_pymc.data import load_hotspot, resolve_data_dir
+from ibo_pymc.errors import InputError
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(
+        prog="ibo-plot",
+        description="Draw a subject's moves (delta_r1, theta2) with the 95%% prediction region of theta2 and the "
+        "95%% credible band of the acquisition curve (paper Figs 7-8); --subject all draws the grid of Fig 12.",
+    )
+    p.add_argument("--subject", type=subject_arg, required=True, help="subject number (1..28) or 'all'")
+    p.add_argument("--model", choices=("u", "tau", "tau_pm"), default="tau_pm", help="u, tau (ũ) or tau_pm (ũ±; default)")
+    p.add_argument("--out", metavar="FILE", required=True, help="figure file, .png or .pdf")
+    add_data_option(p)
+    add_fit_options(p)
+    return p
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ibo_pymc.compare import fit_or_load
+    from ibo_pymc.fit_plots import plot_cohort, plot_fit, save_figure
+
+    args = build_parser().parse_args(argv)
+    if not args.out.lower().endswith((".png", ".pdf")):
+        raise InputError(f"--out {args.out!r}: expected a file name ending in .png or .pdf", field="--out")
+    data = load_hotspot(resolve_data_dir(args.data))
+    if args.subject != "all" and args.subject not in data.subjects:
+        raise InputError(f"--subject {args.subject}: expected a subject number in 1..{max(data.subjects)}", field="--subject")
+    cfg = fit_config(args, args.model)
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)
+    subjects = data.subjects if args.subject == "all" else [args.subject]
+    fits = {s: fit_or_load(data.observations(s), args.model, args.fits, config=cfg, log=log).idata for s in subjects}
+    fig = plot_cohort(fits, seed=args.seed) if args.subject == "all" else plot_fit(fits[args.subject], seed=args.seed)
+    save_figure(fig, args.out)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv, "ibo-plot")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

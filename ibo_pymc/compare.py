@@ -1,0 +1,152 @@
+"""Model comparison of u, ũ and ũ± (SPEC section 8).
+
+* :func:`loo_table` -- PSIS-LOO of each model's fit of one subject
+  (:func:`arviz.loo` on the ``log_likelihood`` group) and :func:`arviz.compare`
+  (stacking weights), with the largest Pareto k of each fit.
+* :func:`heldout_lppd` -- the paper's protocol with the sampled model: the log
+  pointwise predictive density of the test rounds, summed, under the posterior
+  of a fit to the training rounds, ``sum_i log mean_s p(theta2_i | draw s)``.
+* :func:`fit_or_load` -- reuse a saved fit (``subject-NN-MODEL.nc``) when it
+  was made from the same rounds, otherwise fit and save it.
+* :func:`compare_subject` -- one subject's rows of the comparison table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ibo_pymc.data.rounds import SubjectObservations
+from ibo_pymc.model.builder import MODELS
+
+COLUMNS = ("subject", "model", "elpd_loo", "se", "p_loo", "elpd_diff", "weight", "max_pareto_k", "holdout_lppd")
+
+
+def loo_table(fits: dict, reference: str = "tau_pm") -> pd.DataFrame:
+    """PSIS-LOO per model (index: model) with ``arviz.compare``'s ranking and weights.
+
+    ``fits`` maps a model name to its InferenceData (with a ``log_likelihood`` group).
+    Columns ``diff_ref`` and ``se_diff_ref`` hold each model's elpd_loo minus the
+    ``reference`` model's and the standard error of that paired difference.
+    """
+    import arviz as az
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loos = {m: az.loo(idata, pointwise=True) for m, idata in fits.items()}
+        cmp = az.compare(fits, ic="loo") if len(fits) > 1 else None
+    ref = loos.get(reference)
+    rows = []
+    for m, lo in loos.items():
+        if ref is not None:
+            d = lo.loo_i.values - ref.loo_i.values
+            diff_ref, se_ref = float(d.sum()), float(np.sqrt(len(d) * d.var()))
+        else:
+            diff_ref = se_ref = np.nan
+        rows.append(
+            {
+                "model": m,
+                "elpd_loo": float(lo.elpd_loo),
+                "se": float(lo.se),
+                "p_loo": float(lo.p_loo),
+                "elpd_diff": float(cmp.loc[m, "elpd_diff"]) if cmp is not None else 0.0,
+                "weight": float(cmp.loc[m, "weight"]) if cmp is not None else 1.0,
+                "max_pareto_k": float(np.max(lo.pareto_k.values)),
+                "rank": int(cmp.loc[m, "rank"]) if cmp is not None else 0,
+                "diff_ref": diff_ref,
+                "se_diff_ref": se_ref,
+            }
+        )
+    return pd.DataFrame(rows).set_index("model")
+
+
+def heldout_lppd(idata, test: SubjectObservations, *, tables=None) -> float:
+    """Summed log pointwise predictive density of held-out rounds under a fit's posterior."""
+    from ibo_pymc.forward.acquisition import get_family
+    from ibo_pymc.model import pointwise
+    from ibo_pymc.model.builder import SubjectData
+
+    post = idata.posterior
+    model = post.attrs["model"]
+    if test.n_rounds == 0:
+        return 0.0
+    sd = SubjectData.prepare(test, model, tables)
+    flat = {v: post[v].values.reshape(-1) for v in post.data_vars if post[v].ndim == 2}
+    fams = post["family_draw"].attrs["labels"].split(",")
+    S = len(flat["gamma"])
+    if model == "u":
+        tn = tp = np.zeros(S)
+    elif model == "tau":
+        tn = tp = flat["tau"]
+    else:
+        tn, tp = flat["tau_neg"], flat["tau_pos"]
+    ll = np.empty((S, test.n_rounds))
+    for k, f in enumerate(fams):
+        m = flat["family_draw"] == k
+        if m.any():
+            ll[m] = pointwise.loglik(sd, f, flat[get_family(f).var_name][m], tn[m], tp[m], flat["gamma"][m], flat["w"][m])
+    top = ll.max(axis=0)
+    return float((top + np.log(np.exp(ll - top).mean(axis=0))).sum())
+
+
+def fit_path(folder, subject: int, model: str, tag: str = "") -> Path:
+    return Path(folder) / f"subject-{subject:02d}-{model}{tag}.nc"
+
+
+def _same_rounds(m, obs: SubjectObservations) -> bool:
+    return np.array_equal(np.asarray(m.obs.session_id), np.asarray(obs.session_id)) and np.allclose(
+        m.obs.theta2, obs.theta2, rtol=0, atol=1e-12
+    )
+
+
+def fit_or_load(obs: SubjectObservations, model: str, folder, *, tag: str = "", config=None, progress: bool = False, log=None):
+    """A fit of ``obs`` under ``model``: the saved one in ``folder`` if it used the same rounds, else a new one (saved)."""
+    from ibo_pymc.model.fit import FitConfig, IBOModel
+
+    path = fit_path(folder, obs.subject, model, tag)
+    if path.is_file():
+        m = IBOModel.load(path)
+        if m.config.model == model and _same_rounds(m, obs):
+            return m
+        if log:
+            log(f"{path} was fitted to other rounds; fitting again")
+    cfg = FitConfig(model=model) if config is None else dataclasses.replace(config, model=model)
+    m = IBOModel(obs, config=cfg)
+    m.fit(progress=progress)
+    m.save(path)
+    return m
+
+
+def compare_subject(obs: SubjectObservations, split, folder, *, config=None, models=MODELS, log=None) -> pd.DataFrame:
+    """One subject's comparison rows (columns :data:`COLUMNS`)."""
+    fits = {m: fit_or_load(obs, m, folder, config=config, log=log).idata for m in models}
+    table = loo_table(fits)
+    if split is not None:
+        train, test = split.partition(obs)
+        for m in models:
+            tm = fit_or_load(train, m, folder, tag="-train", config=config, log=log)
+            table.loc[m, "holdout_lppd"] = heldout_lppd(tm.idata, test, tables=tm.tables)
+    else:
+        table["holdout_lppd"] = np.nan
+    table = table.reset_index()
+    table.insert(0, "subject", obs.subject)
+    return table[[*COLUMNS, "rank", "diff_ref", "se_diff_ref"]]
+
+
+def cohort_totals(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per model: summed elpd_loo (with the se of the sum) and held-out lppd; wins by LOO rank."""
+    g = rows.groupby("model", sort=False)
+    out = pd.DataFrame(
+        {
+            "elpd_loo": g["elpd_loo"].sum(),
+            "se": np.sqrt(g["se"].apply(lambda s: (s**2).sum())),
+            "holdout_lppd": g["holdout_lppd"].sum(min_count=1),
+            "best_by_loo": g["rank"].apply(lambda r: int((r == 0).sum())),
+            "max_pareto_k": g["max_pareto_k"].max(),
+        }
+    )
+    return out
