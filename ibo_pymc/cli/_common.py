@@ -2,7 +2,11 @@
 
 Exit codes: 0 success; 2 bad input or usage (one line on stderr naming the
 file/line/field and what was expected, no traceback); 1 internal error;
-130 interrupted. Set ``IBO_DEBUG=1`` to see tracebacks of internal errors.
+3 a fit missed its convergence targets under ``--strict``; 130 interrupted
+(Ctrl-C), 143 terminated (SIGTERM). An interrupted or terminated run unwinds
+normally, so no output file is left half-written: every file is written to a
+temporary name and renamed when complete (:mod:`ibo_pymc.io`). Set
+``IBO_DEBUG=1`` to see tracebacks of internal errors.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 
@@ -74,15 +79,31 @@ def subject_arg(text: str) -> int | str:
     return v
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that the run unwinds (and cleans up) normally."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
 def run(main: Callable[[Sequence[str] | None], int | None], argv: Sequence[str] | None, prog: str) -> int:
     """Run a command's body, mapping errors to exit codes."""
+    import signal
+
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return int(main(argv) or 0)
     except InputError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
+    except Terminated:
+        print(f"{prog}: terminated; no output was left half-written", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted; no output was left half-written", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
@@ -92,3 +113,6 @@ def run(main: Callable[[Sequence[str] | None], int | None], argv: Sequence[str] 
         first = str(exc).splitlines()[0] if str(exc) else ""
         print(f"{prog}: internal error: {type(exc).__name__}: {first} (set IBO_DEBUG=1 for details)", file=sys.stderr)
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

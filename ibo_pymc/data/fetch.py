@@ -127,6 +127,8 @@ def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -
     """The folder of raw logs to use: ``data``, else ``IBO_DATA_DIR``, else the (fetched) cache."""
     if data is not None:
         p = Path(data)
+        if p.exists() and not p.is_dir():
+            raise InputError("not a folder; expected the folder of eventrec*.csv / sesrec*.csv logs", path=p, field="--data")
         if not p.is_dir():
             raise InputError("data folder does not exist", path=p, field="--data")
         return p

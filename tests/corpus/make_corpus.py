@@ -1,0 +1,232 @@
+"""Regenerate the malformed-input corpus: ``python tests/corpus/make_corpus.py``.
+
+Each case is a folder ``tests/corpus/<name>/`` with tiny hand-made inputs
+(study-format logs written by ``tests/logmaker.py``, split files, NetCDF files)
+and an entry in ``cases.json``: the command to run (``{case}`` is the case
+folder, ``{out}`` an output path that must not appear), the exit code expected,
+and text the one-line message must contain (the file, and the line or field).
+Nothing here comes from the study's raw logs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+
+from tests.logmaker import straight_then_turn, write_subject
+
+FAR, NEAR = (300.0, 0.0), (30.0, 0.0)
+
+
+def cohort(folder: Path, n_rounds=(24, 24)) -> Path:
+    """Two subjects (user ids 70, 71); in each, the last round's hotspot is reachable."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sid, eid = 5000, 1
+    for s, n in enumerate(n_rounds):
+        rounds = [(straight_then_turn(0.5 * (-1) ** r, n_moves=2), NEAR if r == n - 1 else FAR) for r in range(n)]
+        sid, eid = write_subject(folder, 70 + s, rounds, sid, eid)
+    return folder
+
+
+def lines(p: Path) -> list[str]:
+    return p.read_text().splitlines()
+
+
+def put(p: Path, rows: list[str]) -> None:
+    p.write_text("\n".join(rows) + "\n")
+
+
+def set_field(p: Path, line_no: int, col: int, value: str) -> None:
+    rows = lines(p)
+    parts = rows[line_no - 1].split(",")
+    parts[col] = value
+    rows[line_no - 1] = ",".join(parts)
+    put(p, rows)
+
+
+DATA = ["ibo-data", "observations", "--data", "{case}/raw", "--csv", "{out}"]
+SAMPLE = ["ibo-sample", "--data", "{valid}", "--out", "{out}"]
+
+
+def raw_case(mutate, expect, names, command=DATA, rc=2, n_rounds=(3, 3)):
+    """A case with its own (mutated) logs in ``<case>/raw``; without ``mutate``, the
+    command runs on the shared valid cohort ``{valid}`` and the case folder stays empty."""
+
+    def make(case: Path):
+        if mutate or n_rounds != (3, 3):
+            raw = cohort(case / "raw", n_rounds)
+            if mutate:
+                mutate(raw)
+        else:
+            (case / "README").write_text("runs on the shared valid cohort _valid/raw\n")
+
+    return make, {"command": command, "rc": rc, "expect": expect, "names": names}
+
+
+def ev(raw, user=70):
+    return raw / f"eventrec{user}.csv"
+
+
+def ses(raw, user=70):
+    return raw / f"sesrec{user}.csv"
+
+
+def _swap_moves(raw):
+    rows = lines(ev(raw))
+    rows[3], rows[4] = rows[4], rows[3]
+    put(ev(raw), rows)
+
+
+def _skip_move(raw):
+    set_field(ev(raw), 5, 2, "3")  # session 5001's moves become 1, 3, 3
+
+
+def _two_moves(raw):
+    rows = lines(ev(raw))
+    put(ev(raw), [r for i, r in enumerate(rows) if i != 2])  # drop session 5000's move 3
+    set_field(ses(raw), 1, 7, "2")
+
+
+def _split(case: Path, rows: list[str]):
+    header = [] if rows and rows[0].startswith("subject") else ["subject,session_id,set"]
+    put(case / "split.csv", [*header, *rows])
+
+
+def _good_split_rows(n_rounds=24):
+    # eligible rounds: 21..23 of each subject (burn-in 20; the 24th is reachable)
+    out = []
+    for s, base in ((1, 5000), (2, 5024)):
+        for r in range(20, n_rounds - 1):
+            out.append(f"{s},{base + r},{'test' if r == 22 else 'train'}")
+    return out
+
+
+def split_case(rows_fn, expect, names):
+    def make(case: Path):
+        _split(case, rows_fn(_good_split_rows()))
+
+    cmd = ["ibo-compare", "--subject", "1", "--data", "{valid}", "--split", "{case}/split.csv", "--fits", "{case}/fits", "--csv", "{out}"]
+    return make, {"command": cmd, "rc": 2, "expect": expect, "names": names}
+
+
+def netcdf_case(write, expect, names):
+    def make(case: Path):
+        (case / "fits").mkdir()
+        write(case / "fits" / "subject-01-tau_pm.nc")
+
+    cmd = ["ibo-plot", "--subject", "1", "--data", "{valid}", "--fits", "{case}/fits", "--out", "{out}"]
+    return make, {"command": cmd, "rc": 2, "expect": expect, "names": names}
+
+
+def _random_bytes(p: Path):
+    p.write_bytes(bytes((i * 37 + 11) % 256 for i in range(2048)))
+
+
+def _truncated(p: Path):
+    import numpy as np
+    import xarray as xr
+
+    xr.Dataset({"x": ("a", np.arange(4000.0))}).to_netcdf(p, engine="h5netcdf")
+    p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+
+
+def _not_a_fit(p: Path):
+    import numpy as np
+    import xarray as xr
+
+    xr.Dataset({"x": ("a", np.arange(4.0))}).to_netcdf(p, engine="h5netcdf", group="posterior")
+
+
+CASES = {
+    # --- raw logs -----------------------------------------------------------------------
+    "missing-session-file": raw_case(lambda r: ses(r).unlink(), "missing its partner file", "eventrec70.csv"),
+    "missing-event-file": raw_case(lambda r: ev(r, 71).unlink(), "missing its partner file", "sesrec71.csv"),
+    "header-row-events": raw_case(
+        lambda r: put(ev(r), ["event_id,session_id,move,time,x,y,score,tx,ty,cx,cy,r", *lines(ev(r))]), "header", "eventrec70.csv:1"
+    ),
+    "header-row-sessions": raw_case(
+        lambda r: put(ses(r, 71), ["session_id,user_id,a,b,c,d,e,f", *lines(ses(r, 71))]), "header", "sesrec71.csv:1"
+    ),
+    "too-many-columns": raw_case(lambda r: set_field(ev(r), 5, 3, "1,2"), "expected 12 comma-separated fields", "eventrec70.csv:5"),
+    "too-few-columns": raw_case(
+        lambda r: put(ses(r), [lines(ses(r))[0].rsplit(",", 1)[0], *lines(ses(r))[1:]]), "expected 8 comma-separated", "sesrec70.csv:1"
+    ),
+    "non-numeric-field": raw_case(lambda r: set_field(ev(r), 7, 6, "abc"), "expected a finite number", "eventrec70.csv:7: field 'score'"),
+    "nan-field": raw_case(lambda r: set_field(ev(r), 8, 4, "NaN"), "expected a finite number", "eventrec70.csv:8: field 'x_loc'"),
+    "fractional-move": raw_case(lambda r: set_field(ev(r), 2, 2, "1.5"), "whole number", "eventrec70.csv:2: field 'move'"),
+    "empty-file": raw_case(lambda r: ev(r).write_text(""), "empty file", "eventrec70.csv"),
+    "blank-line": raw_case(lambda r: put(ses(r), [*lines(ses(r))[:2], "", *lines(ses(r))[2:]]), "blank line", "sesrec70.csv:3"),
+    "not-utf8": raw_case(lambda r: ses(r).write_bytes(ses(r).read_text().encode("utf-16")), "not a UTF-8 text file", "sesrec70.csv"),
+    "duplicated-event-id": raw_case(lambda r: set_field(ev(r), 2, 0, "1"), "duplicated event id", "eventrec70.csv:2: field 'event_id'"),
+    "duplicated-event-id-across-subjects": raw_case(
+        lambda r: set_field(ev(r, 71), 1, 0, "1"), "event id 1 also appears", "field 'event_id'"
+    ),
+    "duplicated-session-id": raw_case(
+        lambda r: put(ses(r), [*lines(ses(r)), lines(ses(r))[0]]), "duplicated session id", "sesrec70.csv:4: field 'session_id'"
+    ),
+    "session-missing-from-session-file": raw_case(
+        lambda r: set_field(ev(r), 3, 1, "99999"), "not in sesrec70.csv", "eventrec70.csv:3: field 'session_id'"
+    ),
+    "session-without-events": raw_case(
+        lambda r: put(ses(r), [*lines(ses(r)), "9999,70,0.1,0.2,300.0,1378480631846,5000,3"]), "has no events", "sesrec70.csv:4"
+    ),
+    "wrong-user-id": raw_case(lambda r: set_field(ses(r), 2, 1, "71"), "expected user id 70", "sesrec70.csv:2: field 'user_id'"),
+    "moves-out-of-order": raw_case(_swap_moves, "moves must be 1, 2, ...", "eventrec70.csv:4: field 'move'"),
+    "move-skipped": raw_case(_skip_move, "moves must be 1, 2, ...", "field 'move'"),
+    "num-moves-mismatch": raw_case(lambda r: set_field(ses(r), 3, 7, "4"), "num_moves is 4", "sesrec70.csv:3: field 'num_moves'"),
+    "round-with-two-moves": raw_case(_two_moves, "needs at least 3", "sesrec70.csv:1: field 'num_moves'"),
+    "click-outside-region": raw_case(lambda r: set_field(ev(r), 6, 4, "2000"), "outside the task region", "eventrec70.csv:6: field 'x_loc'"),
+    "non-positive-ring-radius": raw_case(lambda r: set_field(ev(r), 4, 11, "0"), "positive ring radius", "eventrec70.csv:4: field 'ring_radius'"),
+    "empty-folder": raw_case(lambda r: [p.unlink() for p in r.iterdir()], "no eventrec", "raw"),
+    "data-is-a-file": raw_case(None, "not a folder", "eventrec70.csv", command=["ibo-data", "observations", "--data", "{valid}/eventrec70.csv", "--csv", "{out}"]),
+    "subject-without-eligible-rounds": raw_case(
+        None, "no eligible rounds", "subject", command=["ibo-sample", "--subject", "2", "--data", "{case}/raw", "--out", "{out}"], n_rounds=(21, 20)
+    ),
+    # deliberately accepted: Windows line ends and a byte-order mark
+    "crlf-and-bom-accepted": raw_case(
+        lambda r: ev(r).write_bytes(b"\xef\xbb\xbf" + ev(r).read_bytes().replace(b"\n", b"\r\n")), "", "", rc=0
+    ),
+    # --- split files -----------------------------------------------------------------------
+    "split-unknown-session": split_case(lambda rows: [*rows[:-1], "2,77777,train"], "not an eligible round", "split.csv:7: field 'session_id'"),
+    "split-bad-set": split_case(lambda rows: [rows[0].replace("train", "validation"), *rows[1:]], "expected 'train' or 'test'", "split.csv:2: field 'set'"),
+    "split-no-training-rounds": split_case(
+        lambda rows: [r.replace("train", "test") if r.startswith("1,") else r for r in rows], "no training rounds", "split.csv"
+    ),
+    "split-missing-column": split_case(lambda rows: ["subject,session_id", *(",".join(r.split(",")[:2]) for r in rows)], "missing column", "split.csv"),
+    "split-duplicated-session": split_case(lambda rows: [*rows, rows[0]], "listed twice", "split.csv"),
+    # --- saved fits ---------------------------------------------------------------------
+    "netcdf-corrupt": netcdf_case(_random_bytes, "cannot read NetCDF", "subject-01-tau_pm.nc"),
+    "netcdf-truncated": netcdf_case(_truncated, "cannot read NetCDF", "subject-01-tau_pm.nc"),
+    "netcdf-not-a-fit": netcdf_case(_not_a_fit, "not an ibo-pymc fit", "subject-01-tau_pm.nc"),
+    # --- command-line options -----------------------------------------------------------
+    "unknown-model": raw_case(None, "--model", "invalid choice", command=[*SAMPLE, "--subject", "1", "--model", "v"]),
+    "subject-out-of-range": raw_case(None, "--subject 29", "1..2", command=[*SAMPLE, "--subject", "29"]),
+    "subject-not-a-number": raw_case(None, "--subject", "'x'", command=[*SAMPLE, "--subject", "x"]),
+    "draws-zero": raw_case(None, "--draws", "'0'", command=[*SAMPLE, "--subject", "1", "--draws", "0"]),
+    "chains-negative": raw_case(None, "--chains", "'-2'", command=[*SAMPLE, "--subject", "1", "--chains", "-2"]),
+    "plot-bad-suffix": raw_case(None, "--out", ".png or .pdf", command=["ibo-plot", "--subject", "1", "--data", "{valid}", "--out", "{case}/fig.svg"]),
+}
+
+
+def main() -> None:
+    for old in HERE.iterdir():
+        if old.is_dir() and old.name not in ("__pycache__",):
+            shutil.rmtree(old)
+    index = {}
+    cohort(HERE / "_valid" / "raw", (24, 24))
+    for name, (make, spec) in sorted(CASES.items()):
+        case = HERE / name
+        case.mkdir()
+        make(case)
+        index[name] = spec
+    (HERE / "cases.json").write_text(json.dumps(index, indent=1, ensure_ascii=False) + "\n")
+    print(f"wrote {len(index)} cases to {HERE}")
+
+
+if __name__ == "__main__":
+    main()
