@@ -32,11 +32,19 @@ def atomic_path(dest: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        # mkstemp creates the file private (0600): give it the usual permissions
+        os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, dest)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_csv(df: pd.DataFrame, dest: str | os.PathLike, **kwargs) -> Path:
