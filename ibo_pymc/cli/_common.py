@@ -33,7 +33,8 @@ def add_data_option(p: argparse.ArgumentParser) -> None:
         "--data",
         metavar="DIR",
         default=None,
-        help="folder of raw logs (eventrec*.csv, sesrec*.csv); default $IBO_DATA_DIR, else the per-user cache "
+        help="folder of raw logs (eventrec*.csv, sesrec*.csv), or 'demo' for the simulated demo cohort in data/demo; "
+        "default $IBO_DATA_DIR, else the per-user cache "
         "(fetched on first use)",
     )
 

@@ -123,8 +123,22 @@ def verify(folder: str | Path) -> list[str]:
     return problems
 
 
+DEMO_NAME = "demo"
+
+
+def demo_dir() -> Path:
+    """The simulated demo cohort shipped in the source tree (``data/demo``; ground truth in ``truth.csv``)."""
+    return Path(__file__).resolve().parents[2] / "data" / "demo"
+
+
 def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -> Path:
-    """The folder of raw logs to use: ``data``, else ``IBO_DATA_DIR``, else the (fetched) cache."""
+    """The folder of raw logs to use: ``data`` (``"demo"``: the simulated demo cohort), else
+    ``IBO_DATA_DIR``, else the (fetched) cache."""
+    if data is not None and str(data) == DEMO_NAME and not Path(data).exists():
+        p = demo_dir()
+        if not p.is_dir():
+            raise InputError("the demo cohort ships with the source tree (data/demo); install from a checkout", path=p)
+        return p
     if data is not None:
         p = Path(data)
         if p.exists() and not p.is_dir():

@@ -32,9 +32,12 @@ gamma; for ũ± the order is family, tau^-, parameter, gamma, tau^+.
 
 from __future__ import annotations
 
+import math
+
 import functools
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -77,6 +80,28 @@ def _check_model(model: str) -> str:
 
         raise InputError(f"unknown model {model!r}; expected one of {', '.join(MODELS)}", field="model")
     return model
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _mixture_log_table(s_plus, s_minus, w, gamma):
+    """log p(theta2 | theta*, gamma, w) for each (round, distinct theta*) value and gamma: (V, G).
+
+    log(sinh g / 4 pi) + log(w / (sh2 + s+) + (1 - w) / (sh2 + s-)), using
+    cosh g - cos d = 2 (sinh^2(g/2) + sin^2(d/2)); one compiled loop instead of
+    NumPy temporaries (the n_obs = 1000 coverage fits spend most of their time here).
+    """
+    V, G = s_plus.shape[0], gamma.shape[0]
+    out = np.empty((V, G))
+    sh2 = np.empty(G)
+    const = np.empty(G)
+    for g in range(G):
+        sh2[g] = math.sinh(0.5 * gamma[g]) ** 2
+        const[g] = math.log(math.sinh(gamma[g])) - math.log(4.0 * math.pi)
+    for v in range(V):
+        a, b, wv = s_plus[v], s_minus[v], w[v]
+        for g in range(G):
+            out[v, g] = math.log(wv / (sh2[g] + a) + (1.0 - wv) / (sh2[g] + b)) + const[g]
+    return out
 
 
 class _Half:
@@ -128,12 +153,8 @@ class _Half:
         C = int(np.prod(self.shape))
         if self.n == 0:
             return np.zeros((C, len(gamma)))
-        w = np.clip(weights[self.round_of], 0.0, 1.0)[:, None]
-        # log of the mixture: log(sinh g / 4 pi) + log(w / (sh2 + s+) + (1 - w) / (sh2 + s-)),
-        # using cosh g - cos d = 2 (sinh^2(g/2) + sin^2(d/2))
-        sh2 = np.sinh(gamma / 2.0)[None, :] ** 2
-        M = np.log(w / (sh2 + self.s_plus[:, None]) + (1.0 - w) / (sh2 + self.s_minus[:, None]))
-        M += (np.log(np.sinh(gamma)) - np.log(4.0 * np.pi))[None, :]
+        w = np.clip(weights[self.round_of], 0.0, 1.0)
+        M = _mixture_log_table(self.s_plus, self.s_minus, w, np.asarray(gamma, float))
         return (self.S @ M)[self.row_of_cell]
 
     def responsibilities(self, cell: int, gamma: float) -> np.ndarray:

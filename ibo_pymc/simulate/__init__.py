@@ -1,0 +1,7 @@
+"""Simulation and calibration: move-2 data from a known acquisition function,
+the paper's coverage study (appendix C, Tables 3-4) and simulation-based
+calibration of the sampled model."""
+
+from ibo_pymc.simulate.moves import Truth, simulate_moves
+
+__all__ = ["Truth", "simulate_moves"]

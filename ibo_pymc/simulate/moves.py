@@ -1,0 +1,44 @@
+"""Move-2 data from a known acquisition function (SPEC section 8, paper appendix C).
+
+delta_r1 ~ U(-34, 34); theta2 follows the wrapped-Cauchy mixture around
++-theta*(delta_r1) of the given family and parameter (augmented by tau, or by
+tau^- and tau^+), with scale gamma and weight w of the +theta* component.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ibo_pymc.data.rounds import SubjectObservations
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The generating parameters of a simulated subject."""
+
+    family: str
+    param: float
+    gamma: float = 0.25
+    w: float = 0.5
+    tau_neg: float = 0.0
+    tau_pos: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def simulate_moves(truth: Truth, n: int, rng=None, *, tables=None, delta_range=(-34.0, 34.0), subject: int = 0) -> SubjectObservations:
+    """``n`` simulated rounds as :class:`SubjectObservations` (session ids 1..n)."""
+    from ibo_pymc.forward.argmax import load_tables
+    from ibo_pymc.model.likelihood import wc_mixture_random
+
+    rng = np.random.default_rng(rng)
+    tables = tables or load_tables()
+    d = rng.uniform(*delta_range, size=n)
+    ts = tables.theta_star(truth.family, truth.param, d, tau=truth.tau_pos, tau_neg=truth.tau_neg)
+    x = wc_mixture_random(ts, truth.gamma, truth.w, rng=rng)
+    return SubjectObservations(
+        subject=subject, user_id=subject, session_id=np.arange(1, n + 1), round_index=np.arange(1, n + 1), delta_r1=d, theta2=x
+    )

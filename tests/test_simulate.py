@@ -1,0 +1,123 @@
+"""Simulators, the coverage study and SBC."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize
+
+from ibo_pymc.circular import wrapped_cauchy_mixture_logpdf
+from ibo_pymc.simulate.moves import Truth, simulate_moves
+
+
+@pytest.fixture(scope="module")
+def tables():
+    from ibo_pymc.forward.argmax import load_tables
+
+    return load_tables()
+
+
+def test_simulated_moves_have_the_stated_distribution(tables):
+    truth = Truth("UCB", 0.8, gamma=0.3, w=0.7, tau_neg=0.4, tau_pos=0.2)
+    obs = simulate_moves(truth, 20_000, 7, tables=tables)
+    d, x = obs.delta_r1, obs.theta2
+    assert d.min() >= -34 and d.max() <= 34 and abs(d.mean()) < 0.5
+    assert np.all((x > -np.pi) & (x <= np.pi))
+    ts = tables.theta_star("UCB", 0.8, d, tau=0.2, tau_neg=0.4)
+
+    # maximum likelihood of (gamma, w) with the true curve recovers the truth
+    def nll(v):
+        return -wrapped_cauchy_mixture_logpdf(x, ts, v[0], v[1]).sum()
+
+    res = optimize.minimize(nll, [0.5, 0.5], bounds=[(0.01, 1.5), (0.01, 0.99)])
+    assert res.x[0] == pytest.approx(0.3, abs=0.01)
+    assert res.x[1] == pytest.approx(0.7, abs=0.015)
+    # the same seed gives the same data
+    again = simulate_moves(truth, 20_000, 7, tables=tables)
+    np.testing.assert_array_equal(again.theta2, x)
+
+
+def test_coverage_cell_small():
+    from ibo_pymc.simulate.coverage import coverage
+
+    cell = coverage("UCB", 0.99, 100, 40, seed=3, workers=1)
+    assert cell.reps == 40 and 0.8 <= cell.rate() <= 1.0
+    assert cell.mcse() == pytest.approx(np.sqrt(max(cell.rate() * (1 - cell.rate()), 1 / 40) / 40))
+    again = coverage("UCB", 0.99, 100, 40, seed=3, workers=2)
+    assert again.hits == cell.hits  # the same seeds whatever the number of workers
+    omitted = coverage("PI", 15.0, 100, 20, seed=3, omit=True, workers=1)
+    assert set(omitted.hits) == {"EI", "UCB"}
+
+
+def test_sbc_replicate_and_uniformity():
+    from ibo_pymc.simulate.sbc import sbc_replicate, uniformity
+
+    r = sbc_replicate("tau_pm", 5, n_obs=40, n_ranks=49, draws=200, tune=200)
+    for q in ("xi_pi", "xi_ei", "p_ucb", "gamma", "w", "tau_neg", "tau_pos", "family_draw"):
+        assert 0 <= r[q] <= 49
+    rng = np.random.default_rng(0)
+    flat = pd.DataFrame({"a": rng.integers(0, 100, 2000), "b": np.r_[rng.integers(0, 20, 1000), rng.integers(80, 100, 1000)]})
+    u = uniformity(flat)
+    assert u.loc["a", "p_value"] > 0.01 and u.loc["b", "p_value"] < 1e-6
+
+
+def test_cli_coverage(tmp_path):
+    out = tmp_path / "cell.csv"
+    r = subprocess.run(
+        [sys.executable, "-m", "ibo_pymc.cli.simulate", "coverage", "--family", "PI", "--param", "15", "--n-obs", "50",
+         "--reps", "20", "--workers", "1", "--csv", str(out), "--quiet"],
+        capture_output=True, text=True, check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "true function in the 95% set" in r.stdout and "MC se" in r.stdout
+    assert pd.read_csv(out)["reps"].iloc[0] == 20
+    bad = subprocess.run(
+        [sys.executable, "-m", "ibo_pymc.cli.simulate", "coverage", "--family", "PI", "--param", "45", "--n-obs", "10"],
+        capture_output=True, text=True, check=False,
+    )
+    assert bad.returncode == 2 and "--param" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_table3_cells_match_the_paper_within_mc_error():
+    """Three cells of Table 3 at 1000 replicates against the published values."""
+    from ibo_pymc.simulate.coverage import coverage
+    from tests.paper_values import TABLE3
+
+    for fam, p, n in [("PI", 15.0, 100), ("UCB", 0.75, 100), ("EI", 30.0, 10)]:
+        c = coverage(fam, p, n, 1000, seed=0)
+        assert abs(c.rate() - TABLE3[(fam, p, n)]) <= 3 * c.mcse() + 0.01, (fam, p, n, c.rate())
+
+
+def test_task_simulator_logs_round_trip_through_the_data_layer(tmp_path, tables):
+    from ibo_pymc.data import load_hotspot
+    from ibo_pymc.simulate.task import write_cohort
+
+    truths = {101: Truth("UCB", 0.8, 0.2, 0.7, 0.3, 0.1), 102: Truth("PI", 5.0)}
+    sim = write_cohort(tmp_path, truths, 50, seed=1, tables=tables)
+    data = load_hotspot(tmp_path)
+    r = data.rounds.merge(sim, on="session_id", suffixes=("", "_sim"))
+    assert len(r) == 100
+    np.testing.assert_allclose(r["delta_r1"], r["delta_r1_sim"], atol=1e-5)
+    np.testing.assert_allclose(np.angle(np.exp(1j * (r["theta2"] - r["theta2_sim"]))), 0.0, atol=1e-6)
+    assert set(r["num_moves"]) <= set(range(3, 11)) and (r["k"] <= 5 / 3).all()
+    assert (data.exclusion_counts()["burn_in"] == 20).all()
+    truth = pd.read_csv(tmp_path / "truth.csv")
+    assert list(truth["family"]) == ["UCB", "PI"]
+
+
+def test_demo_cohort_is_the_documented_simulation(tmp_path):
+    """data/demo is exactly what `ibo-simulate demo` writes (and loads with --data demo)."""
+    from ibo_pymc.data import load_hotspot, resolve_data_dir
+    from ibo_pymc.simulate.task import DEMO_TRUTHS, write_demo
+
+    demo = resolve_data_dir("demo")
+    write_demo(tmp_path)
+    for p in sorted(demo.iterdir()):
+        assert p.read_bytes() == (tmp_path / p.name).read_bytes(), p.name
+    data = load_hotspot(demo)
+    assert len(data.subjects) == len(DEMO_TRUTHS)
