@@ -95,15 +95,25 @@ def test_kill_during_sampling_keeps_previous_output(raw_folder, tmp_path, sig):
          "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    # data, grid and compile take a few seconds; 4 x 21000 iterations take minutes
-    time.sleep(10)
+    # wait for the fit to begin (its first line on stderr), then a little into sampling
+    import threading
+
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
+    reader.start()
+    deadline = time.time() + 120
+    while time.time() < deadline and not any("fitting subject" in ln for ln in lines) and proc.poll() is None:
+        time.sleep(0.2)
+    time.sleep(4)
     assert proc.poll() is None, "the run ended before it could be interrupted"
     proc.send_signal(sig)
     try:
-        _, err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
         pytest.fail("the run did not stop within 60 s of the signal")
+    reader.join(timeout=10)
+    err = "".join(lines)
     assert proc.returncode in (130, 143)
     assert "interrupted" in err or "terminated" in err
     assert out.read_bytes() == b"previous result"

@@ -107,6 +107,8 @@ def _main(argv: Sequence[str] | None) -> int:
         path = fit_path(args.out, s, args.model, many)
         t0 = time.perf_counter()
         m = IBOModel(data.observations(s), config=cfg)
+        if not args.quiet and not many:
+            print(f"fitting subject {s} ({args.model}): {cfg.chains} chains x {cfg.draws} draws", file=sys.stderr, flush=True)
         m.fit(progress=not args.quiet and not many)
         m.save(path)
         elapsed = time.perf_counter() - t0

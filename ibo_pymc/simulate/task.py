@@ -49,7 +49,7 @@ def simulate_rounds(truth: Truth, n_rounds: int, rng, *, tables=None) -> list[di
         n_moves = int(rng.integers(3, 11))
         d0 = np.hypot(*target)
 
-        def score(p):
+        def score(p, target=target, k=k, d0=d0):
             return START_SCORE + k * (d0 - np.hypot(*(p - target)))
 
         pts = [np.zeros(2)]
