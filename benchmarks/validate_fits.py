@@ -30,7 +30,8 @@ def main() -> int:
     from ibo_pymc.io import atomic_path
     from ibo_pymc.model.fit import IBOModel
 
-    files = sorted(args.folder.glob("subject-*-*.nc"))
+    # the fits of all rounds (ibo-compare also writes subject-NN-MODEL-train.nc: not these)
+    files = sorted(p for p in args.folder.glob("subject-*-*.nc") if not p.stem.endswith("-train"))
     if not files:
         print(f"{args.folder}: no fits (subject-NN-MODEL.nc) found", file=sys.stderr)
         return 2
@@ -41,6 +42,7 @@ def main() -> int:
         fine = fine_grid_posterior(m.sd)
         df = compare_fit(m.idata, fine).reset_index()
         df.insert(0, "model", m.config.model)
+        df.insert(0, "file", path.name)
         df.insert(0, "subject", m.obs.subject)
         rows.append(df)
         worst = (df["difference"].abs() / df["tolerance"]).max()
