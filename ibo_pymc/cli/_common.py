@@ -58,6 +58,24 @@ def fit_config(args, model: str = "tau_pm"):
                      sampler=getattr(args, "sampler", "nutpie"))
 
 
+def load_subjects(args):
+    """The data of ``--data`` and the subjects ``--subject`` names (a number in range, or all)."""
+    from ibo_pymc.data import load_hotspot, resolve_data_dir
+
+    data = load_hotspot(resolve_data_dir(args.data))
+    if args.subject == "all":
+        return data, list(data.subjects)
+    if args.subject not in data.subjects:
+        raise InputError(f"--subject {args.subject}: expected a subject number in 1..{max(data.subjects)}", field="--subject")
+    return data, [args.subject]
+
+
+def check_suffix(value: str | None, option: str, suffixes: tuple[str, ...]) -> None:
+    """An output option must name a file with one of ``suffixes`` (checked before any work is done)."""
+    if value is not None and not value.lower().endswith(suffixes):
+        raise InputError(f"{option} {value!r}: expected a file name ending in {' or '.join(suffixes)}", field=option)
+
+
 def positive_int(text: str) -> int:
     try:
         v = int(text)

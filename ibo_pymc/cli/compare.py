@@ -11,12 +11,13 @@ from ibo_pymc.cli._common import (
     ArgumentParser,
     add_data_option,
     add_fit_options,
+    check_suffix,
     fit_config,
+    load_subjects,
     run,
     subject_arg,
 )
-from ibo_pymc.data import load_hotspot, load_split, random_split, resolve_data_dir
-from ibo_pymc.errors import InputError
+from ibo_pymc.data import load_split, random_split
 
 
 def build_parser() -> ArgumentParser:
@@ -41,17 +42,12 @@ def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.compare import COLUMNS, cohort_totals, compare_subject
 
     args = build_parser().parse_args(argv)
-    if args.csv and not args.csv.endswith(".csv"):
-        raise InputError(f"--csv {args.csv!r}: expected a file name ending in .csv", field="--csv")
-    if args.plot and not args.plot.lower().endswith((".png", ".pdf")):
-        raise InputError(f"--plot {args.plot!r}: expected a file name ending in .png or .pdf", field="--plot")
-    data = load_hotspot(resolve_data_dir(args.data))
-    if args.subject != "all" and args.subject not in data.subjects:
-        raise InputError(f"--subject {args.subject}: expected a subject number in 1..{max(data.subjects)}", field="--subject")
+    check_suffix(args.csv, "--csv", (".csv",))
+    check_suffix(args.plot, "--plot", (".png", ".pdf"))
+    data, subjects = load_subjects(args)
     split = None
     if not args.no_holdout:
         split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
-    subjects = data.subjects if args.subject == "all" else [args.subject]
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     cfg = fit_config(args)
     rows = []

@@ -9,12 +9,12 @@ from ibo_pymc.cli._common import (
     ArgumentParser,
     add_data_option,
     add_fit_options,
+    check_suffix,
     fit_config,
+    load_subjects,
     run,
     subject_arg,
 )
-from ibo_pymc.data import load_hotspot, resolve_data_dir
-from ibo_pymc.errors import InputError
 
 
 def build_parser() -> ArgumentParser:
@@ -39,14 +39,10 @@ def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.fit_plots import plot_cohort, plot_fit, save_figure
 
     args = build_parser().parse_args(argv)
-    if not args.out.lower().endswith((".png", ".pdf")):
-        raise InputError(f"--out {args.out!r}: expected a file name ending in .png or .pdf", field="--out")
-    data = load_hotspot(resolve_data_dir(args.data))
-    if args.subject != "all" and args.subject not in data.subjects:
-        raise InputError(f"--subject {args.subject}: expected a subject number in 1..{max(data.subjects)}", field="--subject")
+    check_suffix(args.out, "--out", (".png", ".pdf"))
+    data, subjects = load_subjects(args)
     cfg = fit_config(args, args.model)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)
-    subjects = data.subjects if args.subject == "all" else [args.subject]
     fits = {s: fit_or_load(data.observations(s), args.model, args.fits, config=cfg, log=log).idata for s in subjects}
     fig = plot_cohort(fits, seed=args.seed) if args.subject == "all" else plot_fit(fits[args.subject], seed=args.seed)
     save_figure(fig, args.out)

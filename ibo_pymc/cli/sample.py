@@ -12,11 +12,11 @@ import pandas as pd
 from ibo_pymc.cli._common import (
     ArgumentParser,
     add_data_option,
+    load_subjects,
     positive_int,
     run,
     subject_arg,
 )
-from ibo_pymc.data import load_hotspot, resolve_data_dir
 from ibo_pymc.errors import InputError
 
 DEFAULT_DIR = "models"
@@ -95,10 +95,7 @@ def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.model.fit import FitConfig, IBOModel
 
     args = build_parser().parse_args(argv)
-    data = load_hotspot(resolve_data_dir(args.data))
-    subjects = data.subjects if args.subject == "all" else [args.subject]
-    if args.subject != "all" and args.subject not in data.subjects:
-        raise InputError(f"--subject {args.subject}: expected a subject number in 1..{max(data.subjects)}", field="--subject")
+    data, subjects = load_subjects(args)
     many = args.subject == "all"
     rows = []
     status = 0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ibo_pymc.cli._common import ArgumentParser, positive_int, run
+from ibo_pymc.cli._common import ArgumentParser, check_suffix, positive_int, run
 from ibo_pymc.errors import InputError
 
 
@@ -74,8 +74,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command == "coverage":
         from ibo_pymc.simulate.coverage import coverage
 
-        if args.csv and not args.csv.endswith(".csv"):
-            raise InputError(f"--csv {args.csv!r}: expected a file name ending in .csv", field="--csv")
+        check_suffix(args.csv, "--csv", (".csv",))
         try:
             cell = coverage(args.family, args.param, args.n_obs, args.reps, seed=args.seed, omit=args.omit,
                             workers=args.workers, preset=args.preset, progress=_progress(args.quiet, "coverage"))
