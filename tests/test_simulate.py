@@ -123,3 +123,16 @@ def test_demo_cohort_is_the_documented_simulation(tmp_path):
         assert p.read_bytes() == (tmp_path / p.name).read_bytes(), p.name
     data = load_hotspot(demo)
     assert len(data.subjects) == len(DEMO_TRUTHS)
+
+
+def test_credible_cells_are_the_highest_mass_cells():
+    from ibo_pymc.simulate.coverage import credible_cells
+
+    post = np.array([[0.5, 0.02], [0.3, 0.18]])
+    keep = credible_cells(post, 0.95)
+    np.testing.assert_array_equal(keep, [[True, False], [True, True]])  # 0.5 + 0.3 + 0.18 >= 0.95
+    assert credible_cells(post, 0.5).sum() == 1
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(60)).reshape(3, 4, 5)
+    k = credible_cells(p, 0.9)
+    assert p[k].sum() >= 0.9 and p[k].sum() - p[k].min() < 0.9 and p[k].min() >= p[~k].max()

@@ -44,6 +44,9 @@ def build_parser() -> ArgumentParser:
         q.add_argument("--workers", type=positive_int, default=2, help="parallel processes (default 2)")
         q.add_argument("--quiet", action="store_true", help="no progress output")
     for q in (c, *[sub.choices[n] for n in ("table3", "table4")]):
+        q.add_argument("--region", choices=("joint", "marginal"), default="joint",
+                       help="credible region: highest-mass (family, parameter, gamma) cells (default; what reproduces "
+                       "appendix C) or the set of acquisition functions with gamma summed out")
         q.add_argument("--preset", choices=("published", "corrected"), default="corrected",
                        help="argmax tables: corrected (true EI curves; default, what appendix C evidently used: its "
                        "Table 4 never finds EI for PI(1) data, impossible when EI curves are PI curves) or published "
@@ -79,7 +82,8 @@ def _main(argv: Sequence[str] | None) -> int:
         check_suffix(args.csv, "--csv", (".csv",))
         try:
             cell = coverage(args.family, args.param, args.n_obs, args.reps, seed=args.seed, omit=args.omit,
-                            workers=args.workers, preset=args.preset, progress=_progress(args.quiet, "coverage"))
+                            workers=args.workers, preset=args.preset, region=args.region,
+                            progress=_progress(args.quiet, "coverage"))
         except ValueError as exc:
             raise InputError(str(exc), field="--param") from None
         for k in cell.hits:
@@ -101,7 +105,8 @@ def _main(argv: Sequence[str] | None) -> int:
                       + ", ".join(f"{k} {cell.rate(k):.3f}" for k in cell.hits) + f"  [{time.perf_counter() - t0:.0f} s]",
                       file=sys.stderr, flush=True)
 
-        table = paper_table(args.reps, omit=omit, seed=args.seed, workers=args.workers, preset=args.preset, progress=show)
+        table = paper_table(args.reps, omit=omit, seed=args.seed, workers=args.workers, preset=args.preset,
+                            region=args.region, progress=show)
         out = Path(args.out)
         write_csv(table, out / f"{args.command}.csv", float_format="%.6g")
         wide = table.pivot_table(index=["family", "param", "covered"], columns="n_obs", values="coverage", sort=False)

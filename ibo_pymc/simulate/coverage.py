@@ -6,13 +6,20 @@ w = 0.5 (:func:`~ibo_pymc.simulate.moves.simulate_moves`), fits model u with
 the paper's grid method and takes the 95% credible set of acquisition
 functions (the highest-mass (family, parameter) cells, gamma marginalised).
 
+The credible region is by default the 95% highest-mass set of the *joint*
+grid cells (family, parameter, gamma), and a function is covered when any of
+its cells is in it (``region="joint"``). This is what reproduces appendix C:
+with gamma summed out first (``region="marginal"``, the set of acquisition
+functions of :meth:`GridFit.credible_set`) coverage at n_obs = 10 and 100 is
+0.03-0.14 lower than the published values.
+
 The default tables are the *corrected* ones (true EI curves). The published
 Tables 1-2 came from tables whose EI curves are PI curves, but appendix C
 cannot have: its Table 4 finds no EI function in the credible sets of PI(1)
 data at n_obs >= 100, which is impossible when EI(1) and PI(1) are one curve.
 ``preset="published"`` gives the other tables.
 
-* Table 3 (truth in the inference class): does the set contain the true
+* Table 3 (truth in the inference class): does the region contain the true
   function? A true parameter between grid nodes (p = 0.75) counts as covered
   when the set holds the node nearest to it.
 * Table 4 (generating family omitted from the inference class): does the set
@@ -38,6 +45,8 @@ from ibo_pymc.simulate.moves import Truth, simulate_moves
 #: the generating functions of the paper's appendix C
 PAPER_CELLS = {"PI": (1.0, 15.0, 30.0), "EI": (0.0, 15.0, 30.0), "UCB": (0.5, 0.75, 0.99)}
 PAPER_N_OBS = (10, 100, 1000)
+#: credible regions: "joint" = highest-mass (family, parameter, gamma) cells; "marginal" = gamma summed out first
+REGIONS = ("joint", "marginal")
 
 
 def subset_tables(tables, families):
@@ -74,8 +83,30 @@ class CoverageCell:
         ]
 
 
+def credible_cells(posterior: np.ndarray, mass: float = 0.95) -> np.ndarray:
+    """Boolean mask of the highest-mass grid cells holding ``mass`` of a posterior (any shape)."""
+    flat = np.asarray(posterior, float).ravel()
+    flat = flat / flat.sum()
+    order = np.argsort(-flat, kind="stable")
+    k = int(np.searchsorted(np.cumsum(flat[order]), mass - 1e-12)) + 1
+    keep = np.zeros(flat.size, bool)
+    keep[order[: min(k, flat.size)]] = True
+    return keep.reshape(np.shape(posterior))
+
+
+def _covered(fit, family: str, node: int | None, mass: float, region: str) -> bool:
+    """Whether the credible region holds (family, node), or any function of ``family`` if node is None."""
+    fams = list(fit.coords["family"])
+    post = fit.posterior
+    if region == "marginal":  # gamma (and tau) summed out: the set of acquisition functions
+        post = post.sum([d for d in post.dims if d not in ("family", "param_index")])
+    keep = credible_cells(post.values, mass)
+    k = fams.index(family)
+    return bool(keep[k].any() if node is None else keep[k, node].any())
+
+
 def _replicate_batch(args):
-    family, param, n_obs, omit, seeds, mass, preset = args
+    family, param, n_obs, omit, seeds, mass, preset, region = args
     from ibo_pymc.forward.argmax import load_tables
     from ibo_pymc.grid.engine import GridConfig, fit_grid
 
@@ -90,17 +121,16 @@ def _replicate_batch(args):
         rng = np.random.default_rng(s)
         obs = simulate_moves(Truth(family, param, gamma=0.25, w=0.5), n_obs, rng, tables=full)
         fit = fit_grid(obs.delta_r1, obs.theta2, "u", config=config, tables=tables)
-        cs = fit.credible_set(mass)
         if omit:
             for f in others:
-                hits[f] += bool((cs["family"] == f).any())
+                hits[f] += _covered(fit, f, None, mass, region)
         else:
-            hits["truth"] += bool(((cs["family"] == family) & (cs["param_index"] == node)).any())
+            hits["truth"] += _covered(fit, family, node, mass, region)
     return hits
 
 
 def coverage(family: str, param: float, n_obs: int, reps: int, *, seed: int = 0, omit: bool = False, mass: float = 0.95,
-             preset: str = "corrected", workers: int | None = None, progress=None) -> CoverageCell:
+             preset: str = "corrected", region: str = "joint", workers: int | None = None, progress=None) -> CoverageCell:
     """Coverage of one cell of Table 3 (``omit=False``) or Table 4 (``omit=True``)."""
     from ibo_pymc.forward.acquisition import get_family
 
@@ -111,7 +141,9 @@ def coverage(family: str, param: float, n_obs: int, reps: int, *, seed: int = 0,
     workers = workers or min(2, os.cpu_count() or 1)
     n_batches = max(1, min(reps, 4 * workers))
     batches = [seeds[i::n_batches] for i in range(n_batches)]
-    jobs = [(family, param, n_obs, omit, b, mass, preset) for b in batches]
+    if region not in REGIONS:
+        raise ValueError(f"unknown region {region!r}; expected one of {', '.join(REGIONS)}")
+    jobs = [(family, param, n_obs, omit, b, mass, preset, region) for b in batches]
     total = None
     done = 0
     if workers == 1:
@@ -132,13 +164,13 @@ def coverage(family: str, param: float, n_obs: int, reps: int, *, seed: int = 0,
 
 
 def paper_table(reps: int, *, omit: bool = False, seed: int = 0, workers: int | None = None, preset: str = "corrected",
-                progress=None) -> pd.DataFrame:
+                region: str = "joint", progress=None) -> pd.DataFrame:
     """All 27 cells of Table 3 (or Table 4 with ``omit``) as rows."""
     rows = []
     for fam, params in PAPER_CELLS.items():
         for p in params:
             for n in PAPER_N_OBS:
-                cell = coverage(fam, p, n, reps, seed=seed, omit=omit, workers=workers, preset=preset)
+                cell = coverage(fam, p, n, reps, seed=seed, omit=omit, workers=workers, preset=preset, region=region)
                 rows += cell.rows()
                 if progress:
                     progress(cell)
