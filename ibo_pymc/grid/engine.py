@@ -18,9 +18,10 @@ For one subject and one model (``u``, ``tau`` = ũ, ``tau_pm`` = ũ±):
 Speed: theta* on a round can only be ``(1-f) theta_a + f theta_b`` for the two
 table angles ``a, b`` around its delta_r1, so each round has a short list of
 distinct theta* values across all cells. The engine evaluates the mixture once
-per (round, distinct value, gamma) and sums per cell with one sparse
-matrix product; cells whose curves coincide on the data (e.g. PI with xi = 0
-and UCB with p = 0.5) share one row and hence exactly equal log-likelihoods.
+per (round, distinct value, gamma) and multiplies along each row of cells in one
+compiled loop (one logarithm per block of rounds, :func:`_row_loglik`); cells
+whose curves coincide on the data (e.g. PI with xi = 0 and UCB with p = 0.5)
+share one row and hence exactly equal log-likelihoods.
 
 Ties between cells with equal log-likelihood are broken in a fixed, documented
 order (:data:`TIE_ORDER`): family ``UCB`` before ``PI`` before ``EI`` (then any
@@ -41,7 +42,6 @@ import numba
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import sparse
 
 from ibo_pymc.circular import wrapped_cauchy_mixture_logpdf
 from ibo_pymc.forward.acquisition import get_family
@@ -83,24 +83,39 @@ def _check_model(model: str) -> str:
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _mixture_log_table(s_plus, s_minus, w, gamma):
-    """log p(theta2 | theta*, gamma, w) for each (round, distinct theta*) value and gamma: (V, G).
+def _row_loglik(rows, s_plus, s_minus, w, gamma):
+    """Summed log mixture density of every distinct curve row and gamma: (R, G).
 
-    log(sinh g / 4 pi) + log(w / (sh2 + s+) + (1 - w) / (sh2 + s-)), using
-    cosh g - cos d = 2 (sinh^2(g/2) + sin^2(d/2)); one compiled loop instead of
-    NumPy temporaries (the n_obs = 1000 coverage fits spend most of their time here).
+    ``rows`` (R, N) indexes, for each row of cells with one curve and each
+    round, that round's distinct (theta2, theta*) value; ``s_plus``/``s_minus``
+    hold sin^2((theta2 -+ theta*) / 2) of the values and ``w`` their round's
+    weight of the +theta* component. The density of a value is
+    sinh(g) / (4 pi) * (w / (sh2 + s+) + (1 - w) / (sh2 + s-)) with
+    sh2 = sinh^2(g / 2) (cosh g - cos d = 2 (sh2 + sin^2(d / 2))). The factor in
+    brackets lies in [1 / (1 + sh2), 1 / sh2], so products of up to 64 rounds
+    stay finite and one logarithm serves a block of rounds: the coverage study's
+    n_obs = 1000 fits spend most of their time here.
     """
-    V, G = s_plus.shape[0], gamma.shape[0]
-    out = np.empty((V, G))
-    sh2 = np.empty(G)
-    const = np.empty(G)
+    R, N = rows.shape
+    G = gamma.shape[0]
+    V = s_plus.shape[0]
+    out = np.empty((R, G))
+    x = np.empty(V)
     for g in range(G):
-        sh2[g] = math.sinh(0.5 * gamma[g]) ** 2
-        const[g] = math.log(math.sinh(gamma[g])) - math.log(4.0 * math.pi)
-    for v in range(V):
-        a, b, wv = s_plus[v], s_minus[v], w[v]
-        for g in range(G):
-            out[v, g] = math.log(wv / (sh2[g] + a) + (1.0 - wv) / (sh2[g] + b)) + const[g]
+        sh2 = math.sinh(0.5 * gamma[g]) ** 2
+        const = N * (math.log(math.sinh(gamma[g])) - math.log(4.0 * math.pi))
+        span = max(-math.log(sh2), math.log1p(sh2), 1.0)
+        block = max(1, min(64, int(680.0 / span)))
+        for v in range(V):
+            x[v] = w[v] / (sh2 + s_plus[v]) + (1.0 - w[v]) / (sh2 + s_minus[v])
+        for r in range(R):
+            acc = 0.0
+            for b0 in range(0, N, block):
+                prod = 1.0
+                for i in range(b0, min(b0 + block, N)):
+                    prod *= x[rows[r, i]]
+                acc += math.log(prod)
+            out[r, g] = acc + const
     return out
 
 
@@ -141,11 +156,7 @@ class _Half:
         if not np.array_equal(rows[row_of_cell.ravel()], inv):  # hash collision: exact fallback
             rows, row_of_cell = np.unique(inv, axis=0, return_inverse=True)
         self.row_of_cell = row_of_cell.ravel()
-        nr = rows.shape[0]
-        self.S = sparse.csr_matrix(
-            (np.ones(rows.size), rows.ravel(), np.arange(0, rows.size + 1, self.n)),
-            shape=(nr, len(self.values)),
-        )
+        self.rows = np.ascontiguousarray(rows, dtype=np.int64)
         self.cell_curves = (vals[..., i] * (1.0 - f) + vals[..., i + 1] * f).reshape(-1, self.n)
 
     def loglik(self, gamma: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -154,8 +165,7 @@ class _Half:
         if self.n == 0:
             return np.zeros((C, len(gamma)))
         w = np.clip(weights[self.round_of], 0.0, 1.0)
-        M = _mixture_log_table(self.s_plus, self.s_minus, w, np.asarray(gamma, float))
-        return (self.S @ M)[self.row_of_cell]
+        return _row_loglik(self.rows, self.s_plus, self.s_minus, w, np.asarray(gamma, float))[self.row_of_cell]
 
     def responsibilities(self, cell: int, gamma: float) -> np.ndarray:
         """Responsibility of the +theta* component for each round under one cell."""
