@@ -70,6 +70,8 @@ def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.io import write_csv
 
     args = build_parser().parse_args(argv)
+    if getattr(args, "seed", 0) < 0:
+        raise InputError(f"--seed {args.seed}: expected a whole number >= 0", field="--seed")
     if args.command == "demo":
         from ibo_pymc.simulate.task import write_demo
 

@@ -33,9 +33,8 @@ gamma; for ũ± the order is family, tau^-, parameter, gamma, tau^+.
 
 from __future__ import annotations
 
-import math
-
 import functools
+import math
 from dataclasses import dataclass, field
 
 import numba

@@ -45,6 +45,7 @@ from ibo_pymc.simulate.moves import Truth, simulate_moves
 #: the generating functions of the paper's appendix C
 PAPER_CELLS = {"PI": (1.0, 15.0, 30.0), "EI": (0.0, 15.0, 30.0), "UCB": (0.5, 0.75, 0.99)}
 PAPER_N_OBS = (10, 100, 1000)
+_FAMILY_CODES = {"PI": 0, "EI": 1, "UCB": 2}
 #: credible regions: "joint" = highest-mass (family, parameter, gamma) cells; "marginal" = gamma summed out first
 REGIONS = ("joint", "marginal")
 
@@ -137,7 +138,11 @@ def coverage(family: str, param: float, n_obs: int, reps: int, *, seed: int = 0,
     lo, hi = get_family(family).bounds
     if not lo <= param <= hi:
         raise ValueError(f"{family} parameter {param} is outside [{lo}, {hi}]")
-    seeds = np.random.SeedSequence([seed, int(n_obs), int(round(param * 1000)), ["PI", "EI", "UCB"].index(family) if family in ("PI", "EI", "UCB") else 9, int(omit)]).spawn(reps)
+    if seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0, got {seed}")
+    # every cell draws its own replicate seeds from (seed, cell): reproducible whatever the workers
+    key = [seed, int(n_obs), round(param * 1000), _FAMILY_CODES.get(family, 9), int(omit)]
+    seeds = np.random.SeedSequence(key).spawn(reps)
     workers = workers or min(2, os.cpu_count() or 1)
     n_batches = max(1, min(reps, 4 * workers))
     batches = [seeds[i::n_batches] for i in range(n_batches)]
