@@ -97,3 +97,46 @@ def test_table3_small_n_cells_match_the_paper():
             for n in (10, 100):
                 c = coverage(fam, p, n, 1000, seed=0)
                 assert abs(c.rate() - TABLE3[(fam, p, n)]) <= 3 * c.mcse() + 0.02, (fam, p, n, c.rate())
+
+
+def test_task_simulator_logs_round_trip_through_the_data_layer(tmp_path, tables):
+    from ibo_pymc.data import load_hotspot
+    from ibo_pymc.simulate.task import write_cohort
+
+    truths = {101: Truth("UCB", 0.8, 0.2, 0.7, 0.3, 0.1), 102: Truth("PI", 5.0)}
+    sim = write_cohort(tmp_path, truths, 50, seed=1, tables=tables)
+    data = load_hotspot(tmp_path)
+    r = data.rounds.merge(sim, on="session_id", suffixes=("", "_sim"))
+    assert len(r) == 100
+    np.testing.assert_allclose(r["delta_r1"], r["delta_r1_sim"], atol=1e-5)
+    np.testing.assert_allclose(np.angle(np.exp(1j * (r["theta2"] - r["theta2_sim"]))), 0.0, atol=1e-6)
+    assert set(r["num_moves"]) <= set(range(3, 11)) and (r["k"] <= 5 / 3).all()
+    assert (data.exclusion_counts()["burn_in"] == 20).all()
+    truth = pd.read_csv(tmp_path / "truth.csv")
+    assert list(truth["family"]) == ["UCB", "PI"]
+
+
+def test_demo_cohort_is_the_documented_simulation(tmp_path):
+    """data/demo is exactly what `ibo-simulate demo` writes (and loads with --data demo)."""
+    from ibo_pymc.data import load_hotspot, resolve_data_dir
+    from ibo_pymc.simulate.task import DEMO_TRUTHS, write_demo
+
+    demo = resolve_data_dir("demo")
+    write_demo(tmp_path)
+    for p in sorted(demo.iterdir()):
+        assert p.read_bytes() == (tmp_path / p.name).read_bytes(), p.name
+    data = load_hotspot(demo)
+    assert len(data.subjects) == len(DEMO_TRUTHS)
+
+
+def test_credible_cells_are_the_highest_mass_cells():
+    from ibo_pymc.simulate.coverage import credible_cells
+
+    post = np.array([[0.5, 0.02], [0.3, 0.18]])
+    keep = credible_cells(post, 0.95)
+    np.testing.assert_array_equal(keep, [[True, False], [True, True]])  # 0.5 + 0.3 + 0.18 >= 0.95
+    assert credible_cells(post, 0.5).sum() == 1
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(60)).reshape(3, 4, 5)
+    k = credible_cells(p, 0.9)
+    assert p[k].sum() >= 0.9 and p[k].sum() - p[k].min() < 0.9 and p[k].min() >= p[~k].max()
