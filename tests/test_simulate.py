@@ -140,3 +140,16 @@ def test_credible_cells_are_the_highest_mass_cells():
     p = rng.dirichlet(np.ones(60)).reshape(3, 4, 5)
     k = credible_cells(p, 0.9)
     assert p[k].sum() >= 0.9 and p[k].sum() - p[k].min() < 0.9 and p[k].min() >= p[~k].max()
+
+
+def test_exact_simulation_uses_the_grid_search_argmax(tables):
+    from ibo_pymc.forward.argmax import argmax_curve
+
+    truth = Truth("EI", 15.0, gamma=0.01, w=1.0, tau_neg=0.3, tau_pos=0.6)
+    exact = simulate_moves(truth, 400, 4, tables=tables, exact=True)
+    interp = simulate_moves(truth, 400, 4, tables=tables)
+    np.testing.assert_array_equal(exact.delta_r1, interp.delta_r1)  # same draws of delta_r1
+    ts = argmax_curve("EI", 15.0, exact.delta_r1, tau=0.6, negative_tau=0.3, theta=tables.config.theta)
+    # gamma = 0.01: the draws sit on the exact curve, within the tables' interpolation error of the other
+    assert np.median(np.abs(np.angle(np.exp(1j * (exact.theta2 - ts))))) < 0.02
+    assert 0 < np.median(np.abs(exact.theta2 - interp.theta2)) < 0.05

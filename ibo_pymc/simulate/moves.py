@@ -29,15 +29,28 @@ class Truth:
         return asdict(self)
 
 
-def simulate_moves(truth: Truth, n: int, rng=None, *, tables=None, delta_range=(-34.0, 34.0), subject: int = 0) -> SubjectObservations:
-    """``n`` simulated rounds as :class:`SubjectObservations` (session ids 1..n)."""
-    from ibo_pymc.forward.argmax import load_tables
+def simulate_moves(truth: Truth, n: int, rng=None, *, tables=None, delta_range=(-34.0, 34.0), subject: int = 0,
+                   exact: bool = False) -> SubjectObservations:
+    """``n`` simulated rounds as :class:`SubjectObservations` (session ids 1..n).
+
+    theta* comes from the argmax tables by interpolation (the curve the models
+    fit), or with ``exact=True`` from a grid search of the acquisition function
+    at each drawn delta_r1 (paper appendix C, step 3; the tables' theta grid and
+    augmentation rule; EI is scored with the PI formula when the tables are
+    the published ones).
+    """
+    from ibo_pymc.forward.argmax import argmax_curve, load_tables
     from ibo_pymc.model.likelihood import wc_mixture_random
 
     rng = np.random.default_rng(rng)
     tables = tables or load_tables()
     d = rng.uniform(*delta_range, size=n)
-    ts = tables.theta_star(truth.family, truth.param, d, tau=truth.tau_pos, tau_neg=truth.tau_neg)
+    if exact:
+        cfg = tables.config
+        family = "PI" if (truth.family == "EI" and cfg.ei_as_pi) else truth.family
+        ts = argmax_curve(family, truth.param, d, tau=truth.tau_pos, negative_tau=truth.tau_neg, theta=cfg.theta, rule=cfg.rule)
+    else:
+        ts = tables.theta_star(truth.family, truth.param, d, tau=truth.tau_pos, tau_neg=truth.tau_neg)
     x = wc_mixture_random(ts, truth.gamma, truth.w, rng=rng)
     return SubjectObservations(
         subject=subject, user_id=subject, session_id=np.arange(1, n + 1), round_index=np.arange(1, n + 1), delta_r1=d, theta2=x
