@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ibo_pymc.data.rounds import SubjectObservations
+from ibo_pymc.forward.argmax import TABLE_FORMAT
 from ibo_pymc.model.builder import MODELS
 
 COLUMNS = ("subject", "model", "elpd_loo", "se", "p_loo", "elpd_diff", "weight", "max_pareto_k", "holdout_lppd")
@@ -110,10 +111,12 @@ def fit_or_load(obs: SubjectObservations, model: str, folder, *, tag: str = "", 
     path = fit_path(folder, obs.subject, model, tag)
     if path.is_file():
         m = IBOModel.load(path)
-        if m.config.model == model and _same_rounds(m, obs):
+        stale = m.table_format != TABLE_FORMAT
+        if m.config.model == model and _same_rounds(m, obs) and not stale:
             return m
         if log:
-            log(f"{path} was fitted to other rounds; fitting again")
+            why = "older argmax tables" if stale else "other rounds"
+            log(f"{path} was fitted with {why}; fitting again")
     cfg = FitConfig(model=model) if config is None else dataclasses.replace(config, model=model)
     m = IBOModel(obs, config=cfg)
     m.fit(progress=progress)

@@ -22,6 +22,7 @@ from ibo_pymc.forward import (
 )
 from ibo_pymc.forward.acquisition import (
     ei_log_value,
+    incumbent,
     ei_value,
     pi_log_value,
     pi_value,
@@ -76,6 +77,34 @@ def test_acquisition_values_against_scipy():
     assert np.allclose(ei_log_value(mu, sd, fb, xi)[ok], np.log(ei_value(mu, sd, fb, xi)[ok]), rtol=1e-9)
     # and stay finite far below the incumbent where the values underflow
     assert np.isfinite(ei_log_value(np.array([-300.0]), np.array([0.01]), np.array([0.0]), np.array([30.0]))).all()
+
+
+def test_ei_log_value_finite_and_exact_far_above_the_incumbent():
+    # z from -40 to 400: the log form stays finite, increasing, and equal to log EI
+    z = np.concatenate([np.linspace(-40, 40, 801), np.geomspace(41, 400, 50)])
+    sd = np.full_like(z, 0.3)
+    mu = z * sd
+    lv = ei_log_value(mu, sd, np.zeros_like(z), np.zeros_like(z))
+    assert np.isfinite(lv).all()
+    assert (np.diff(lv) > 0).all()
+    ev = ei_value(mu, sd, np.zeros_like(z), np.zeros_like(z))
+    ok = ev > 1e-250
+    assert np.allclose(lv[ok], np.log(ev[ok]), rtol=1e-12, atol=1e-12)
+
+
+def test_ei_table_is_the_argmax_of_ei_itself(tables):
+    # the argmax search on log EI picks the same angle as one on EI wherever EI is representable
+    c = tables.config
+    fam = get_family("EI")
+    xs = c.params("EI")
+    mean, sd = Surrogate().predict_grid(c.theta, c.delta_r1)
+    vals = ei_value(mean[None], sd[None], incumbent(c.delta_r1)[None, :, None], xs[:, None, None])
+    tau0 = int(np.argmin(c.tau))
+    direct = c.theta[np.argmax(vals, axis=-1)]
+    fine = vals.max(axis=-1) > 1e-250
+    assert fine.mean() > 0.9
+    assert np.array_equal(tables.table("EI")[:, tau0, :][fine], direct[fine])
+    assert fam.log_value is ei_log_value
 
 
 @pytest.mark.parametrize("family", ["UCB", "PI"])

@@ -85,11 +85,20 @@ def ei_value(mu, sd, f_best, xi):
 
 
 def ei_log_value(mu, sd, f_best, xi):
-    # z Phi(z) + phi(z) = phi(z) * (1 + z Phi(z)/phi(z)), Phi(z)/phi(z) = sqrt(pi/2) erfcx(-z/sqrt 2)
-    z = np.asarray(_z(mu, sd, f_best, xi))
-    log_phi = -0.5 * z * z - 0.5 * np.log(2 * np.pi)
-    ratio = 1.0 + z * _SQRT_HALF_PI * special.erfcx(-z / np.sqrt(2.0))
-    return np.log(sd) + log_phi + np.log(np.maximum(ratio, np.finfo(float).tiny))
+    """``log EI``, finite for every z.
+
+    For z < 0, ``z Phi(z) + phi(z) = phi(z) (1 + z sqrt(pi/2) erfcx(-z / sqrt 2))``
+    keeps the far-below-incumbent tail from underflowing; for z >= 0 the sum is
+    at least ``phi(0)`` and is taken directly (erfcx of a large negative
+    argument overflows, which would tie every such angle at +inf).
+    """
+    z = np.asarray(_z(mu, sd, f_best, xi), dtype=float)
+    below = np.minimum(z, 0.0)
+    tail = (-0.5 * below * below - 0.5 * np.log(2 * np.pi)
+            + np.log(np.maximum(1.0 + below * _SQRT_HALF_PI * special.erfcx(-below / np.sqrt(2.0)), np.finfo(float).tiny)))
+    above = np.maximum(z, 0.0)
+    head = np.log(above * special.ndtr(above) + np.exp(-0.5 * above * above) / np.sqrt(2 * np.pi))
+    return np.log(sd) + np.where(z < 0, tail, head)
 
 
 def ucb_value(mu, sd, f_best, p):

@@ -47,7 +47,7 @@ from ibo_pymc.forward.augmentation import RULES, allowed_window
 from ibo_pymc.forward.surrogate import Surrogate
 
 #: Bumped whenever the way tables are computed changes (invalidates disk caches).
-TABLE_FORMAT = 1
+TABLE_FORMAT = 2  # 2: EI scored without overflow for z > 37 (was +inf, ties took the first angle)
 
 
 @dataclass(frozen=True)

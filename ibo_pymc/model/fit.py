@@ -73,7 +73,7 @@ import xarray as xr
 from ibo_pymc.data.rounds import SubjectObservations
 from ibo_pymc.errors import InputError
 from ibo_pymc.forward.acquisition import get_family
-from ibo_pymc.forward.argmax import TableConfig, load_tables
+from ibo_pymc.forward.argmax import TABLE_FORMAT, TableConfig, load_tables
 from ibo_pymc.model import pointwise
 from ibo_pymc.model.builder import (
     MODELS,
@@ -478,6 +478,7 @@ class IBOModel:
         stats = stats.assign_coords(chain=coords["chain"], draw=coords["draw"])
         attrs = {
             "ibo_pymc_format": FORMAT,
+            "table_format": TABLE_FORMAT,
             "ibo_pymc_version": __version__,
             "subject": int(self.obs.subject),
             "user_id": int(self.obs.user_id),
@@ -532,6 +533,11 @@ class IBOModel:
         return summary(self._need_fit(), hdi_prob=hdi_prob)
 
     # --- persistence -----------------------------------------------------------------------
+    @property
+    def table_format(self) -> int:
+        """Format of the argmax tables the fit was sampled with (1 for fits saved before it was recorded)."""
+        return int(self._need_fit().posterior.attrs.get("table_format", 1))
+
     def save(self, path) -> Path:
         """Write the fit as NetCDF, atomically (temporary file in the same folder, then rename)."""
         from ibo_pymc.io import atomic_path

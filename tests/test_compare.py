@@ -1,0 +1,100 @@
+"""Model comparison: PSIS-LOO table, held-out lppd, and reuse of saved fits."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ibo_pymc.compare import fit_or_load, heldout_lppd, loo_table
+from ibo_pymc.data.rounds import SubjectObservations
+from ibo_pymc.forward.acquisition import get_family
+from ibo_pymc.forward.argmax import TABLE_FORMAT, load_tables
+from ibo_pymc.model.fit import FitConfig, IBOModel
+from ibo_pymc.model.likelihood import wc_mixture_logp_numpy, wc_mixture_random
+
+CFG = {"draws": 150, "tune": 250, "chains": 2, "seed": 4}
+
+
+def _subject(n, seed, tables):
+    """Strongly augmented UCB data: the ũ± model should win."""
+    rng = np.random.default_rng(seed)
+    d = rng.uniform(-34, 34, n)
+    ts = tables.theta_star("UCB", 0.6, d, tau=0.9, tau_neg=1.3)
+    x = wc_mixture_random(ts, 0.15, 0.7, rng=rng)
+    return SubjectObservations(subject=3, user_id=3, session_id=np.arange(1, n + 1), round_index=np.arange(1, n + 1),
+                               delta_r1=d, theta2=x)
+
+
+def _part(obs, keep):
+    return SubjectObservations(subject=obs.subject, user_id=obs.user_id, session_id=obs.session_id[keep],
+                               round_index=obs.round_index[keep], delta_r1=obs.delta_r1[keep], theta2=obs.theta2[keep])
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    tables = load_tables()
+    obs = _subject(120, 11, tables)
+    folder = tmp_path_factory.mktemp("fits")
+    train = _part(obs, np.arange(obs.n_rounds) < 96)
+    test = _part(obs, np.arange(obs.n_rounds) >= 96)
+    fits = {m: fit_or_load(obs, m, folder, config=FitConfig(model=m, **CFG)) for m in ("u", "tau", "tau_pm")}
+    trained = fit_or_load(train, "tau_pm", folder, tag="-train", config=FitConfig(model="tau_pm", **CFG))
+    return tables, obs, folder, fits, trained, test
+
+
+def test_loo_table_ranks_the_generating_model_first(fitted):
+    import arviz as az
+
+    _, _, _, fits, _, _ = fitted
+    t = loo_table({m: f.idata for m, f in fits.items()})
+    assert list(t.index) == ["u", "tau", "tau_pm"]
+    assert t.loc["tau_pm", "rank"] == 0 and t.loc["tau_pm", "diff_ref"] == 0.0
+    assert t.loc["u", "diff_ref"] < -10 and t.loc["u", "se_diff_ref"] > 0
+    assert np.isclose(t["weight"].sum(), 1.0)
+    direct = az.loo(fits["tau"].idata)
+    assert np.isclose(t.loc["tau", "elpd_loo"], float(direct.elpd_loo))
+
+
+def test_heldout_lppd_is_the_posterior_mean_density(fitted):
+    tables, _, _, _, trained, test = fitted
+    got = heldout_lppd(trained.idata, test, tables=tables)
+    # brute force: every posterior draw's curve from the tables, the numpy mixture density, mean over draws
+    post = trained.idata.posterior
+    fams = post["family_draw"].attrs["labels"].split(",")
+    flat = {v: post[v].values.reshape(-1) for v in post.data_vars if post[v].ndim == 2}
+    dens = np.zeros(test.n_rounds)
+    for s in range(len(flat["gamma"])):
+        f = fams[int(flat["family_draw"][s])]
+        ts = tables.theta_star(f, flat[get_family(f).var_name][s], test.delta_r1, tau=flat["tau_pos"][s], tau_neg=flat["tau_neg"][s])
+        dens += np.exp(wc_mixture_logp_numpy(test.theta2, ts, flat["gamma"][s], flat["w"][s]))
+    want = float(np.log(dens / len(flat["gamma"])).sum())
+    assert np.isclose(got, want, rtol=1e-6)
+    assert heldout_lppd(trained.idata, _part(test, np.zeros(test.n_rounds, bool))) == 0.0
+
+
+def test_fit_or_load_reuses_only_fits_of_the_same_rounds_and_tables(fitted, monkeypatch):
+    _, obs, folder, fits, _, _ = fitted
+    path = folder / "subject-03-u.nc"
+    assert path.is_file() and fits["u"].table_format == TABLE_FORMAT
+
+    def no_fit(self, **kw):
+        raise AssertionError("refitted")
+
+    monkeypatch.setattr(IBOModel, "fit", no_fit)
+    again = fit_or_load(obs, "u", folder)
+    np.testing.assert_array_equal(again.idata.posterior["gamma"].values, fits["u"].idata.posterior["gamma"].values)
+
+    # a fit made from other rounds, or with tables of another format, is fitted again
+    with pytest.raises(AssertionError, match="refitted"):
+        fit_or_load(_part(obs, np.arange(obs.n_rounds) < 100), "u", folder)
+    stale = IBOModel.load(path)
+    for g in stale.idata.groups():
+        stale.idata[g].attrs["table_format"] = TABLE_FORMAT - 1
+    stale.save(path)
+    said = []
+    with pytest.raises(AssertionError, match="refitted"):
+        fit_or_load(obs, "u", folder, log=said.append)
+    assert said and "older argmax tables" in said[0]
+    assert json.loads(stale.idata.posterior.attrs["config"])["model"] == "u"
