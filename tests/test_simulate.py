@@ -86,8 +86,9 @@ def test_cli_coverage(tmp_path):
 def test_table3_small_n_cells_match_the_paper():
     """Every n_obs = 10 and 100 cell of Table 3 at 1000 replicates, against the published value.
 
-    (At n_obs = 1000 our coverage is higher than the paper's in five cells, by
-    up to 0.08: open, see models/simulation/table3_vs_paper.txt.)
+    (The n_obs = 1000 cells take 7 more minutes; models/simulation/table3_vs_paper.txt
+    has all 27: 25 within two Monte-Carlo standard errors, PI(15) and UCB(0.75)
+    at n_obs = 1000 about 0.04 higher than the paper's.)
     """
     from ibo_pymc.simulate.coverage import PAPER_CELLS, coverage
     from tests.paper_values import TABLE3
@@ -96,7 +97,7 @@ def test_table3_small_n_cells_match_the_paper():
         for p in params:
             for n in (10, 100):
                 c = coverage(fam, p, n, 1000, seed=0)
-                assert abs(c.rate() - TABLE3[(fam, p, n)]) <= 3 * c.mcse() + 0.02, (fam, p, n, c.rate())
+                assert abs(c.rate() - TABLE3[(fam, p, n)]) <= 3 * c.mcse() + 0.01, (fam, p, n, c.rate())
 
 
 def test_task_simulator_logs_round_trip_through_the_data_layer(tmp_path, tables):
