@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
-from paper_values import TABLE3, TABLE4  # noqa: E402
+from paper_values import TABLE3, TABLE4
 
 N_OBS = (10, 100, 1000)
 
