@@ -433,8 +433,9 @@ plt.show()"""),
 ## Simulated players in the study's format
 
 The whole-round simulator writes logs exactly like the study's, so every
-tool runs on simulated players too. The demo cohort in `data/demo` was made
-this way (`--data demo` in every command)."""),
+tool runs on simulated players too. The demo cohort is made
+this way (`--data demo` in every command generates it once into the per-user
+cache)."""),
     ("code", """\
 import tempfile
 

@@ -37,3 +37,23 @@ def paper_split(hotspot):
     from ibo_pymc.data import load_split
 
     return load_split(PAPER_SPLITS, hotspot)
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory) -> Path:
+    """The malformed-input corpus (tests/corpus/make_corpus.py), built afresh: no logs are kept in the repository."""
+    import json
+
+    from tests.corpus.make_corpus import build
+
+    dest = tmp_path_factory.mktemp("corpus")
+    index = build(dest)
+    manifest = json.loads((REPO / "tests" / "corpus" / "cases.json").read_text())
+    assert index == manifest, "tests/corpus/cases.json is stale: run python tests/corpus/make_corpus.py"
+    return dest
+
+
+@pytest.fixture(scope="session")
+def valid_raw(corpus) -> Path:
+    """Two small well-formed synthetic subjects (user ids 70, 71) in the study's log format."""
+    return corpus / "_valid" / "raw"

@@ -2,8 +2,9 @@
 
 A failing case must exit 2 with one line on stderr that names the file (and
 line or field) and says what was expected, print no traceback, and leave no
-output file and no temporary debris. ``tests/corpus/make_corpus.py`` writes
-the corpus; ``cases.json`` lists the commands and expectations.
+output file and no temporary debris. ``tests/corpus/make_corpus.py`` builds
+the corpus (the ``corpus`` fixture, in a temporary folder); ``cases.json``
+lists the commands and expectations.
 """
 
 from __future__ import annotations
@@ -16,18 +17,17 @@ from pathlib import Path
 
 import pytest
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
-CASES = json.loads((CORPUS / "cases.json").read_text())
+CASES = json.loads((Path(__file__).resolve().parent / "corpus" / "cases.json").read_text())
 MODULES = {"ibo-data": "data", "ibo-sample": "sample", "ibo-compare": "compare", "ibo-plot": "plot"}
 SUFFIX = {"ibo-data": ".csv", "ibo-sample": ".nc", "ibo-compare": ".csv", "ibo-plot": ".png"}
 
 
-def _argv(name, tmp_path):
+def _argv(name, corpus, tmp_path):
     spec = CASES[name]
     prog, *args = spec["command"]
     out = tmp_path / "out" / f"result{SUFFIX[prog]}"
     out.parent.mkdir()
-    subst = {"{case}": str(CORPUS / name), "{valid}": str(CORPUS / "_valid" / "raw"), "{out}": str(out)}
+    subst = {"{case}": str(corpus / name), "{valid}": str(corpus / "_valid" / "raw"), "{out}": str(out)}
     argv = []
     for a in args:
         for k, v in subst.items():
@@ -36,15 +36,15 @@ def _argv(name, tmp_path):
     return prog, argv, out
 
 
-def test_corpus_is_big_enough():
+def test_corpus_is_big_enough(corpus):
     assert sum(1 for c in CASES.values() if c["rc"] == 2) >= 25
-    assert {p.name for p in CORPUS.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))} >= set(CASES)
+    assert {p.name for p in corpus.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))} >= set(CASES)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_corpus_case(name, tmp_path, capsys, monkeypatch):
+def test_corpus_case(name, corpus, tmp_path, capsys, monkeypatch):
     spec = CASES[name]
-    prog, argv, out = _argv(name, tmp_path)
+    prog, argv, out = _argv(name, corpus, tmp_path)
     monkeypatch.chdir(tmp_path)
     main = importlib.import_module(f"ibo_pymc.cli.{MODULES[prog]}").main
     try:
@@ -66,9 +66,9 @@ def test_corpus_case(name, tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["nan-field", "netcdf-truncated", "unknown-model", "split-bad-set"])
-def test_corpus_case_in_a_fresh_process(name, tmp_path):
+def test_corpus_case_in_a_fresh_process(name, corpus, tmp_path):
     """The same through the installed entry point's module: exit 2, one line, no traceback."""
-    prog, argv, out = _argv(name, tmp_path)
+    prog, argv, out = _argv(name, corpus, tmp_path)
     r = subprocess.run(
         [sys.executable, "-m", f"ibo_pymc.cli.{MODULES[prog]}", *argv], capture_output=True, text=True, cwd=tmp_path, check=False
     )

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,8 +21,6 @@ from ibo_pymc.circular import (
 from ibo_pymc.data import read_raw_logs
 from ibo_pymc.errors import InputError
 from tests.logmaker import straight_then_turn, write_subject
-
-VALID = Path(__file__).resolve().parent / "corpus" / "_valid" / "raw"
 
 
 # --- circular utilities -------------------------------------------------------------------
@@ -67,10 +64,10 @@ def test_loader_round_trips_generated_logs(subjects, tmp_path_factory):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(line=st.integers(0, 71), col=st.integers(0, 11), junk=st.sampled_from(["", "x", "1e999", "nan", " ", "1,2", "--", "0x10", "½"]))
-def test_loader_corrupted_field_is_input_error_or_accepted(line, col, junk, tmp_path_factory):
+def test_loader_corrupted_field_is_input_error_or_accepted(line, col, junk, tmp_path_factory, valid_raw):
     """Any single corrupted field gives a clean InputError naming the file, or loads."""
     folder = tmp_path_factory.mktemp("bad")
-    for p in VALID.iterdir():
+    for p in valid_raw.iterdir():
         (folder / p.name).write_bytes(p.read_bytes())
     ev = folder / "eventrec70.csv"
     rows = ev.read_text().splitlines()
@@ -124,7 +121,7 @@ def test_kill_during_sampling_keeps_previous_output(raw_folder, tmp_path, sig):
 def _sample_all(folder, seed, tmp):
     out = tmp / f"seed{seed}-{time.monotonic_ns()}"
     r = subprocess.run(
-        [sys.executable, "-m", "ibo_pymc.cli.sample", "--subject", "all", "--data", str(VALID), "--draws", "60",
+        [sys.executable, "-m", "ibo_pymc.cli.sample", "--subject", "all", "--data", str(folder), "--draws", "60",
          "--tune", "60", "--chains", "2", "--seed", str(seed), "--out", str(out), "--quiet"],
         capture_output=True, text=True, check=False,
     )
@@ -132,10 +129,10 @@ def _sample_all(folder, seed, tmp):
     return out
 
 
-def test_same_seed_bit_identical_across_processes(tmp_path):
+def test_same_seed_bit_identical_across_processes(valid_raw, tmp_path):
     import arviz as az
 
-    a, b, c = _sample_all(VALID, 3, tmp_path), _sample_all(VALID, 3, tmp_path), _sample_all(VALID, 4, tmp_path)
+    a, b, c = _sample_all(valid_raw, 3, tmp_path), _sample_all(valid_raw, 3, tmp_path), _sample_all(valid_raw, 4, tmp_path)
     assert (a / "convergence-tau_pm.csv").read_bytes() == (b / "convergence-tau_pm.csv").read_bytes()
     for s in (1, 2):
         name = f"subject-{s:02d}-tau_pm.nc"
@@ -147,9 +144,9 @@ def test_same_seed_bit_identical_across_processes(tmp_path):
 
 
 # --- sampler health ---------------------------------------------------------------------------
-def test_strict_names_unconverged_quantities(tmp_path):
+def test_strict_names_unconverged_quantities(valid_raw, tmp_path):
     r = subprocess.run(
-        [sys.executable, "-m", "ibo_pymc.cli.sample", "--subject", "1", "--data", str(VALID), "--draws", "30",
+        [sys.executable, "-m", "ibo_pymc.cli.sample", "--subject", "1", "--data", str(valid_raw), "--draws", "30",
          "--tune", "30", "--chains", "2", "--strict", "--quiet", "--out", str(tmp_path / "f.nc")],
         capture_output=True, text=True, check=False,
     )

@@ -117,17 +117,29 @@ def test_task_simulator_logs_round_trip_through_the_data_layer(tmp_path, tables)
     assert list(truth["family"]) == ["UCB", "PI"]
 
 
-def test_demo_cohort_is_the_documented_simulation(tmp_path):
-    """data/demo is exactly what `ibo-simulate demo` writes (and loads with --data demo)."""
+def test_demo_cohort_is_the_documented_simulation(tmp_path, monkeypatch):
+    """--data demo is exactly what `ibo-simulate demo` writes, generated into the per-user cache once."""
     from ibo_pymc.data import load_hotspot, resolve_data_dir
     from ibo_pymc.simulate.task import DEMO_TRUTHS, write_demo
 
-    demo = resolve_data_dir("demo")
-    write_demo(tmp_path)
-    for p in sorted(demo.iterdir()):
-        assert p.read_bytes() == (tmp_path / p.name).read_bytes(), p.name
+    monkeypatch.setenv("IBO_CACHE_DIR", str(tmp_path / "cache"))
+    demo = resolve_data_dir("demo", progress=False)
+    assert demo.parent == tmp_path / "cache"
+    write_demo(tmp_path / "again")
+    names = sorted(p.name for p in demo.iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "again").iterdir())
+    assert len(names) == 2 * len(DEMO_TRUTHS) + 1 and "truth.csv" in names
+    for name in names:
+        assert (demo / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
     data = load_hotspot(demo)
     assert len(data.subjects) == len(DEMO_TRUTHS)
+    truth = pd.read_csv(demo / "truth.csv")
+    assert list(truth["family"]) == [t.family for _, t in sorted(DEMO_TRUTHS.items())]
+    # a second use reads the cache, and no temporary folder is left beside it
+    stamp = (demo / "truth.csv").stat().st_mtime_ns
+    assert resolve_data_dir("demo", progress=False) == demo
+    assert (demo / "truth.csv").stat().st_mtime_ns == stamp
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [demo.name]
 
 
 def test_credible_cells_are_the_highest_mass_cells():

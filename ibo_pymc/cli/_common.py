@@ -33,7 +33,7 @@ def add_data_option(p: argparse.ArgumentParser) -> None:
         "--data",
         metavar="DIR",
         default=None,
-        help="folder of raw logs (eventrec*.csv, sesrec*.csv), or 'demo' for the simulated demo cohort in data/demo; "
+        help="folder of raw logs (eventrec*.csv, sesrec*.csv), or 'demo' for the simulated demo cohort (generated into the per-user cache on first use); "
         "default $IBO_DATA_DIR, else the per-user cache "
         "(fetched on first use)",
     )

@@ -37,7 +37,8 @@ def build_parser() -> ArgumentParser:
     s.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default ./ibo-results)")
 
     d = sub.add_parser("demo", help="write the simulated demo cohort (logs in the study's format plus truth.csv)")
-    d.add_argument("--out", metavar="DIR", default="data/demo", help="output folder (default data/demo)")
+    d.add_argument("--out", metavar="DIR", default=None,
+                   help="output folder (default: the per-user cache folder that --data demo reads)")
 
     for q in (c, *[sub.choices[n] for n in ("table3", "table4")], s):
         q.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -73,10 +74,20 @@ def _main(argv: Sequence[str] | None) -> int:
     if getattr(args, "seed", 0) < 0:
         raise InputError(f"--seed {args.seed}: expected a whole number >= 0", field="--seed")
     if args.command == "demo":
-        from ibo_pymc.simulate.task import write_demo
+        from ibo_pymc.data.fetch import demo_dir
+        from ibo_pymc.simulate.task import (
+            DEMO_ROUNDS,
+            DEMO_TRUTHS,
+            ensure_demo,
+            write_demo,
+        )
 
-        rounds = write_demo(args.out)
-        print(f"wrote {rounds['user_id'].nunique()} simulated players, {len(rounds)} rounds, and truth.csv to {args.out}")
+        if args.out is None:
+            out = ensure_demo(demo_dir())
+        else:
+            write_demo(args.out)
+            out = args.out
+        print(f"{len(DEMO_TRUTHS)} simulated players, {DEMO_ROUNDS} rounds each, and truth.csv are in {out}")
         return 0
     if args.command == "coverage":
         from ibo_pymc.simulate.coverage import coverage

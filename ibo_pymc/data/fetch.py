@@ -12,6 +12,9 @@ Where the data comes from, in order:
 3. the per-user cache (``IBO_CACHE_DIR``, else the platform cache folder
    ``.../ibo-pymc/hotspot_raw``), fetched on first use.
 
+``--data demo`` names the simulated demo cohort instead: it is generated
+(deterministically, offline) into the same cache on first use.
+
 ``IBO_DATA_URL`` replaces the download base URL (a mirror, or a local test server).
 """
 
@@ -53,11 +56,15 @@ def base_url() -> str:
     return url if url.endswith("/") else url + "/"
 
 
+def cache_root() -> Path:
+    """The per-user cache folder of the package (``IBO_CACHE_DIR``, else the platform cache folder)."""
+    root = os.environ.get("IBO_CACHE_DIR")
+    return Path(root) if root else Path(pooch.os_cache("ibo-pymc"))
+
+
 def cache_dir() -> Path:
     """The per-user cache folder of the raw logs."""
-    root = os.environ.get("IBO_CACHE_DIR")
-    base = Path(root) if root else Path(pooch.os_cache("ibo-pymc"))
-    return base / "hotspot_raw"
+    return cache_root() / "hotspot_raw"
 
 
 def _sha256(path: Path) -> str:
@@ -127,18 +134,20 @@ DEMO_NAME = "demo"
 
 
 def demo_dir() -> Path:
-    """The simulated demo cohort shipped in the source tree (``data/demo``; ground truth in ``truth.csv``)."""
-    return Path(__file__).resolve().parents[2] / "data" / "demo"
+    """Where ``--data demo`` finds the simulated demo cohort: the per-user cache, written there on first use
+    (it is simulated from the argmax tables, so each table format has its own folder)."""
+    from ibo_pymc.forward.argmax import TABLE_FORMAT
+
+    return cache_root() / f"demo-tables{TABLE_FORMAT}"
 
 
 def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -> Path:
     """The folder of raw logs to use: ``data`` (``"demo"``: the simulated demo cohort), else
     ``IBO_DATA_DIR``, else the (fetched) cache."""
     if data is not None and str(data) == DEMO_NAME and not Path(data).exists():
-        p = demo_dir()
-        if not p.is_dir():
-            raise InputError("the demo cohort ships with the source tree (data/demo); install from a checkout", path=p)
-        return p
+        from ibo_pymc.simulate.task import ensure_demo
+
+        return ensure_demo(demo_dir(), progress=progress)
     if data is not None:
         p = Path(data)
         if p.exists() and not p.is_dir():

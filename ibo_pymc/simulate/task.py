@@ -20,6 +20,10 @@ package runs on simulated players exactly as on the study's.
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -112,7 +116,7 @@ def write_cohort(folder, truths: dict, n_rounds: int, *, seed: int = 0, tables=N
     return pd.DataFrame(rows)
 
 
-#: the simulated players of the demo cohort in ``data/demo`` (user id -> generating parameters)
+#: the simulated players of the demo cohort (``--data demo``; user id -> generating parameters)
 DEMO_TRUTHS = {
     901: Truth("UCB", 0.8, gamma=0.2, w=0.75, tau_neg=0.9, tau_pos=0.2),
     902: Truth("PI", 12.0, gamma=0.3, w=0.3, tau_neg=0.4, tau_pos=0.1),
@@ -126,3 +130,28 @@ DEMO_SEED = 2026
 def write_demo(folder) -> pd.DataFrame:
     """Write the demo cohort (:data:`DEMO_TRUTHS`, :data:`DEMO_ROUNDS` rounds each, seed :data:`DEMO_SEED`)."""
     return write_cohort(folder, DEMO_TRUTHS, DEMO_ROUNDS, seed=DEMO_SEED)
+
+
+def ensure_demo(folder, *, progress: bool = False) -> Path:
+    """``folder`` holding the demo cohort, written first if it is not there.
+
+    The cohort is written whole into a temporary sibling folder and renamed into
+    place, so an interrupted run never leaves a partial cohort behind.
+    """
+    folder = Path(folder)
+    if (folder / "truth.csv").is_file():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    if progress:
+        print(f"writing the simulated demo cohort to {folder} (once)", file=sys.stderr)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
+    try:
+        write_demo(tmp)
+        try:
+            os.replace(tmp, folder)
+        except OSError:
+            if not (folder / "truth.csv").is_file():  # not another process finishing first
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder

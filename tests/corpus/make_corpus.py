@@ -1,11 +1,16 @@
-"""Regenerate the malformed-input corpus: ``python tests/corpus/make_corpus.py``.
+"""The malformed-input corpus: ``python tests/corpus/make_corpus.py [DEST]``.
 
-Each case is a folder ``tests/corpus/<name>/`` with tiny hand-made inputs
+Each case is a folder ``<corpus>/<name>/`` with tiny hand-made inputs
 (study-format logs written by ``tests/logmaker.py``, split files, NetCDF files)
 and an entry in ``cases.json``: the command to run (``{case}`` is the case
 folder, ``{out}`` an output path that must not appear), the exit code expected,
 and text the one-line message must contain (the file, and the line or field).
 Nothing here comes from the study's raw logs.
+
+Only ``cases.json`` (the manifest) is kept in the repository: the case folders
+are log files in the study's format, so the tests build them afresh in a
+temporary folder (:func:`build`, the ``corpus`` fixture in ``tests/conftest.py``).
+The script rewrites the manifest and, given ``DEST``, writes the cases there.
 """
 
 from __future__ import annotations
@@ -216,20 +221,30 @@ CASES = {
 }
 
 
-def main() -> None:
-    for old in HERE.iterdir():
-        if old.is_dir() and old.name not in ("__pycache__",):
-            shutil.rmtree(old)
+def build(dest: Path) -> dict:
+    """Write every case (and the shared valid cohort ``_valid/raw``) under ``dest``; return the manifest."""
+    dest = Path(dest)
+    cohort(dest / "_valid" / "raw", (24, 24))
     index = {}
-    cohort(HERE / "_valid" / "raw", (24, 24))
     for name, (make, spec) in sorted(CASES.items()):
-        case = HERE / name
+        case = dest / name
         case.mkdir()
         make(case)
         index[name] = spec
+    return index
+
+
+def main(argv: list[str]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        dest = Path(argv[0]) if argv else Path(tmp)
+        if argv and dest.exists():
+            shutil.rmtree(dest)
+        index = build(dest)
     (HERE / "cases.json").write_text(json.dumps(index, indent=1, ensure_ascii=False) + "\n")
-    print(f"wrote {len(index)} cases to {HERE}")
+    print(f"wrote the manifest of {len(index)} cases to {HERE / 'cases.json'}" + (f" and the cases to {dest}" if argv else ""))
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
