@@ -176,6 +176,17 @@ class _Half:
         return 1.0 / (1.0 + np.exp(lm - lp))
 
 
+def credible_cells(posterior: np.ndarray, mass: float = 0.95) -> np.ndarray:
+    """Boolean mask of the highest-mass grid cells holding ``mass`` of a posterior (any shape)."""
+    flat = np.asarray(posterior, float).ravel()
+    flat = flat / flat.sum()
+    order = np.argsort(-flat, kind="stable")
+    k = int(np.searchsorted(np.cumsum(flat[order]), mass - 1e-12)) + 1
+    keep = np.zeros(flat.size, bool)
+    keep[order[: min(k, flat.size)]] = True
+    return keep.reshape(np.shape(posterior))
+
+
 @dataclass
 class GridFit:
     """Result of a grid fit for one subject and model.
@@ -231,11 +242,9 @@ class GridFit:
         mass = self.config.credible_mass if mass is None else mass
         m = self.marginal()
         df = m.to_dataframe(name="probability").reset_index()
-        df = df.sort_values("probability", ascending=False, kind="stable").reset_index(drop=True)
-        cum = df["probability"].cumsum().to_numpy()
-        k = int(np.searchsorted(cum, mass - 1e-12)) + 1
-        out = df.iloc[: min(k, len(df))].copy()
-        out["cumulative"] = cum[: len(out)]
+        out = df[credible_cells(m.values, mass).ravel()]
+        out = out.sort_values("probability", ascending=False, kind="stable").reset_index(drop=True)
+        out["cumulative"] = out["probability"].cumsum()
         return out
 
     def gamma_marginal(self) -> xr.DataArray:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ibo_pymc.grid.engine import credible_cells
 from ibo_pymc.simulate.moves import Truth, simulate_moves
 
 #: the generating functions of the paper's appendix C
@@ -87,26 +88,13 @@ class CoverageCell:
         ]
 
 
-def credible_cells(posterior: np.ndarray, mass: float = 0.95) -> np.ndarray:
-    """Boolean mask of the highest-mass grid cells holding ``mass`` of a posterior (any shape)."""
-    flat = np.asarray(posterior, float).ravel()
-    flat = flat / flat.sum()
-    order = np.argsort(-flat, kind="stable")
-    k = int(np.searchsorted(np.cumsum(flat[order]), mass - 1e-12)) + 1
-    keep = np.zeros(flat.size, bool)
-    keep[order[: min(k, flat.size)]] = True
-    return keep.reshape(np.shape(posterior))
-
-
-def _covered(fit, family: str, node: int | None, mass: float, region: str) -> bool:
-    """Whether the credible region holds (family, node), or any function of ``family`` if node is None."""
-    fams = list(fit.coords["family"])
+def _credible_region(fit, mass: float, region: str) -> dict:
+    """Per family, the mask (param_index, ...) of the grid cells in the credible region."""
     post = fit.posterior
     if region == "marginal":  # gamma (and tau) summed out: the set of acquisition functions
         post = post.sum([d for d in post.dims if d not in ("family", "param_index")])
     keep = credible_cells(post.values, mass)
-    k = fams.index(family)
-    return bool(keep[k].any() if node is None else keep[k, node].any())
+    return dict(zip(fit.coords["family"], keep))
 
 
 def _replicate_batch(args):
@@ -125,11 +113,12 @@ def _replicate_batch(args):
         rng = np.random.default_rng(s)
         obs = simulate_moves(Truth(family, param, gamma=0.25, w=0.5), n_obs, rng, tables=full, exact=True)
         fit = fit_grid(obs.delta_r1, obs.theta2, "u", config=config, tables=tables)
+        keep = _credible_region(fit, mass, region)
         if omit:
             for f in others:
-                hits[f] += _covered(fit, f, None, mass, region)
+                hits[f] += bool(keep[f].any())
         else:
-            hits["truth"] += _covered(fit, family, node, mass, region)
+            hits["truth"] += bool(keep[family][node].any())
     return hits
 
 
