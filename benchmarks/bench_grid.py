@@ -35,7 +35,7 @@ def main() -> None:
     a = ap.parse_args()
     data = load_hotspot(a.data)
     split = load_split(a.split, data)
-    cfg = GridConfig.published()
+    cfg = GridConfig()
     tables = load_tables(cfg.tables)
     t0 = time.perf_counter()
     res = reproduce(data, split, config=cfg, workers=a.workers, progress=False)

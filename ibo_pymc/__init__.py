@@ -14,7 +14,17 @@ The flow of the package:
 * :mod:`ibo_pymc.model` -- the sampled PyMC model: fit, diagnostics, save and load
 """
 
+import warnings as _warnings
 from importlib.metadata import PackageNotFoundError, version
+
+# Two warnings that the libraries below us print and that a user of this package
+# cannot act on, silenced by their exact text (nothing else is filtered):
+# - ArviZ 0.23 announces its coming refactor once a day on import;
+# - PyTensor warns when it finds no BLAS to link against. Our densities are
+#   Numba kernels and nutpie callbacks that do not use PyTensor's BLAS ops, so
+#   linking one would change nothing here.
+_warnings.filterwarnings("ignore", message=r"\s*ArviZ is undergoing a major refactor", category=FutureWarning)
+_warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS installation", category=UserWarning)
 
 try:
     __version__ = version("ibo-pymc")

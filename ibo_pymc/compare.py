@@ -3,6 +3,11 @@
 * :func:`loo_table` -- PSIS-LOO of each model's fit of one subject
   (:func:`arviz.loo` on the ``log_likelihood`` group) and :func:`arviz.compare`
   (stacking weights), with the largest Pareto k of each fit.
+* :func:`reliable_loo` -- PSIS-LOO that can be trusted for every round: each
+  round whose Pareto k exceeds 0.7 is left out and the model fitted again
+  without it (:func:`arviz.reloo` with :class:`RoundRefit`, an
+  :class:`arviz.SamplingWrapper`), so its elpd is exact up to Monte-Carlo
+  error. A fit takes seconds, so exact refits are affordable.
 * :func:`heldout_lppd` -- the paper's protocol with the sampled model: the log
   pointwise predictive density of the test rounds, summed, under the posterior
   of a fit to the training rounds, ``sum_i log mean_s p(theta2_i | draw s)``.
@@ -24,22 +29,108 @@ from ibo_pymc.data.rounds import SubjectObservations
 from ibo_pymc.forward.argmax import TABLE_FORMAT
 from ibo_pymc.model.builder import MODELS
 
-COLUMNS = ("subject", "model", "elpd_loo", "se", "p_loo", "elpd_diff", "weight", "max_pareto_k", "holdout_lppd")
+COLUMNS = ("subject", "model", "elpd_loo", "se", "p_loo", "elpd_diff", "weight", "max_pareto_k", "n_refit",
+           "holdout_lppd")
+#: Pareto k above which a round's PSIS estimate is replaced by an exact refit.
+K_THRESHOLD = 0.7
 
 
-def loo_table(fits: dict, reference: str = "tau_pm") -> pd.DataFrame:
-    """PSIS-LOO per model (index: model) with ``arviz.compare``'s ranking and weights.
-
-    ``fits`` maps a model name to its InferenceData (with a ``log_likelihood`` group).
-    Columns ``diff_ref`` and ``se_diff_ref`` hold each model's elpd_loo minus the
-    ``reference`` model's and the standard error of that paired difference.
-    """
+def _psis_loo(idata):
     import arviz as az
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        loos = {m: az.loo(idata, pointwise=True) for m, idata in fits.items()}
-        cmp = az.compare(fits, ic="loo") if len(fits) > 1 else None
+        # the high-k warning: the caller reports k (and reliable_loo refits those rounds)
+        warnings.filterwarnings("ignore", message="Estimated shape parameter of Pareto", category=UserWarning)
+        return az.loo(idata, pointwise=True)
+
+
+def _refit_wrapper_base():
+    import arviz as az
+
+    return az.SamplingWrapper
+
+
+class RoundRefit(_refit_wrapper_base()):
+    """Exact leave-one-round-out for :func:`arviz.reloo`: fit the subject's model again without round ``i``.
+
+    The refit uses the original fit's configuration (model, sampler, seed), and
+    the left-out round's log predictive density is ``log mean_s p(theta2_i | draw s)``
+    over the refit's posterior draws.
+    """
+
+    def __init__(self, fit, log=None):
+        super().__init__(model=None, idata_orig=fit.idata)
+        self.fit = fit
+        self.log = log
+
+    def sel_observations(self, idx):
+        if not isinstance(idx, np.ndarray):  # arviz probes the methods with dummy arguments first
+            raise TypeError("expected an array of round positions")
+        keep = np.ones(self.fit.obs.n_rounds, bool)
+        keep[np.asarray(idx).ravel()] = False
+        return self.fit.obs.subset(keep), self.fit.obs.subset(~keep)
+
+    def sample(self, modified_observed_data):
+        from ibo_pymc.model.fit import IBOModel
+
+        if not isinstance(modified_observed_data, SubjectObservations):
+            raise TypeError("expected SubjectObservations")
+        if self.log:
+            self.log(f"subject {self.fit.obs.subject} {self.fit.config.model}: refitting without round "
+                     f"{sorted(set(self.fit.obs.session_id) - set(modified_observed_data.session_id))[0]}")
+        m = IBOModel(modified_observed_data, config=self.fit.config)
+        m.fit(progress=False)
+        return m
+
+    def get_inference_data(self, fitted_model):
+        if not hasattr(fitted_model, "idata"):
+            raise TypeError("expected a fitted IBOModel")
+        return fitted_model.idata
+
+    def log_likelihood__i(self, excluded_obs, idata__i):
+        import xarray as xr
+
+        if not isinstance(excluded_obs, SubjectObservations):
+            raise TypeError("expected SubjectObservations")
+        return xr.DataArray(heldout_loglik(idata__i, excluded_obs, tables=self.fit.tables)[:, 0], dims=["sample"])
+
+
+def reliable_loo(fit, *, k_threshold: float = K_THRESHOLD, log=None):
+    """PSIS-LOO of a fitted :class:`~ibo_pymc.model.fit.IBOModel`, refitting the rounds PSIS cannot estimate.
+
+    Returns ``(elpd, n_refit)``: an ArviZ ``ELPDData`` whose ``pareto_k`` is 0
+    for refit rounds (their elpd is exact), so its maximum is the k of the
+    estimates actually used, and the number of rounds refit.
+    """
+    import arviz as az
+
+    loo = _psis_loo(fit.idata)
+    n_refit = int((loo.pareto_k.values > k_threshold).sum())
+    if n_refit:
+        loo = az.reloo(RoundRefit(fit, log=log), loo_orig=loo, k_thresh=k_threshold, verbose=False)
+        loo.warning = bool((loo.pareto_k.values > k_threshold).any())
+    return loo, n_refit
+
+
+def loo_table(fits: dict, reference: str = "tau_pm", *, refit: bool = True, log=None) -> pd.DataFrame:
+    """PSIS-LOO per model (index: model) with ``arviz.compare``'s ranking and weights.
+
+    ``fits`` maps a model name to a fitted :class:`~ibo_pymc.model.fit.IBOModel`
+    (rounds with Pareto k > 0.7 are refitted exactly, :func:`reliable_loo`,
+    unless ``refit=False``) or to an InferenceData with a ``log_likelihood``
+    group (plain PSIS-LOO). Columns ``diff_ref`` and ``se_diff_ref`` hold each
+    model's elpd_loo minus the ``reference`` model's and the standard error of
+    that paired difference; ``n_refit`` counts the refitted rounds.
+    """
+    import arviz as az
+
+    loos, n_refit = {}, {}
+    for m, f in fits.items():
+        if hasattr(f, "idata") and refit:
+            loos[m], n_refit[m] = reliable_loo(f, log=log)
+        else:
+            loos[m], n_refit[m] = _psis_loo(getattr(f, "idata", f)), 0
+    cmp = az.compare(loos, ic="loo") if len(fits) > 1 else None
     ref = loos.get(reference)
     rows = []
     for m, lo in loos.items():
@@ -57,6 +148,7 @@ def loo_table(fits: dict, reference: str = "tau_pm") -> pd.DataFrame:
                 "elpd_diff": float(cmp.loc[m, "elpd_diff"]) if cmp is not None else 0.0,
                 "weight": float(cmp.loc[m, "weight"]) if cmp is not None else 1.0,
                 "max_pareto_k": float(np.max(lo.pareto_k.values)),
+                "n_refit": n_refit[m],
                 "rank": int(cmp.loc[m, "rank"]) if cmp is not None else 0,
                 "diff_ref": diff_ref,
                 "se_diff_ref": se_ref,
@@ -67,14 +159,21 @@ def loo_table(fits: dict, reference: str = "tau_pm") -> pd.DataFrame:
 
 def heldout_lppd(idata, test: SubjectObservations, *, tables=None) -> float:
     """Summed log pointwise predictive density of held-out rounds under a fit's posterior."""
+    if test.n_rounds == 0:
+        return 0.0
+    ll = heldout_loglik(idata, test, tables=tables)
+    top = ll.max(axis=0)
+    return float((top + np.log(np.exp(ll - top).mean(axis=0))).sum())
+
+
+def heldout_loglik(idata, test: SubjectObservations, *, tables=None) -> np.ndarray:
+    """log p(theta2_i | draw s) of held-out rounds at every posterior draw: shape (draws, rounds)."""
     from ibo_pymc.forward.acquisition import get_family
     from ibo_pymc.model import pointwise
     from ibo_pymc.model.builder import SubjectData
 
     post = idata.posterior
     model = post.attrs["model"]
-    if test.n_rounds == 0:
-        return 0.0
     sd = SubjectData.prepare(test, model, tables)
     flat = {v: post[v].values.reshape(-1) for v in post.data_vars if post[v].ndim == 2}
     fams = post["family_draw"].attrs["labels"].split(",")
@@ -90,8 +189,10 @@ def heldout_lppd(idata, test: SubjectObservations, *, tables=None) -> float:
         m = flat["family_draw"] == k
         if m.any():
             ll[m] = pointwise.loglik(sd, f, flat[get_family(f).var_name][m], tn[m], tp[m], flat["gamma"][m], flat["w"][m])
-    top = ll.max(axis=0)
-    return float((top + np.log(np.exp(ll - top).mean(axis=0))).sum())
+    # pointwise works in SubjectData's internal round order; back to the order of ``test``
+    out = np.empty_like(ll)
+    out[:, sd.order] = ll
+    return out
 
 
 def fit_path(folder, subject: int, model: str, tag: str = "") -> Path:
@@ -124,10 +225,11 @@ def fit_or_load(obs: SubjectObservations, model: str, folder, *, tag: str = "", 
     return m
 
 
-def compare_subject(obs: SubjectObservations, split, folder, *, config=None, models=MODELS, log=None) -> pd.DataFrame:
-    """One subject's comparison rows (columns :data:`COLUMNS`)."""
-    fits = {m: fit_or_load(obs, m, folder, config=config, log=log).idata for m in models}
-    table = loo_table(fits)
+def compare_subject(obs: SubjectObservations, split, folder, *, config=None, models=MODELS, log=None,
+                    refit: bool = True) -> pd.DataFrame:
+    """One subject's comparison rows (columns :data:`COLUMNS`); ``refit``: exact refits of high-k rounds."""
+    fits = {m: fit_or_load(obs, m, folder, config=config, log=log) for m in models}
+    table = loo_table(fits, refit=refit, log=log)
     if split is not None:
         train, test = split.partition(obs)
         for m in models:
@@ -150,6 +252,7 @@ def cohort_totals(rows: pd.DataFrame) -> pd.DataFrame:
             "holdout_lppd": g["holdout_lppd"].sum(min_count=1),
             "best_by_loo": g["rank"].apply(lambda r: int((r == 0).sum())),
             "max_pareto_k": g["max_pareto_k"].max(),
+            "n_refit": g["n_refit"].sum(),
         }
     )
     return out

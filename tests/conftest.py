@@ -12,6 +12,15 @@ SHARED_RAW = REPO.parent / "shared" / "data" / "hotspot_raw"
 PAPER_SPLITS = REPO.parent / "shared" / "data" / "paper_splits.csv"
 
 
+# Paths given relative to where pytest was started (the README's command passes
+# IBO_DATA_DIR=../shared/data/hotspot_raw) are made absolute once, here, so that
+# every process the tests start in another folder (notebook kernels run in
+# notebooks/, CLI runs in temporary folders) reads the same data.
+for _var in ("IBO_DATA_DIR", "IBO_CACHE_DIR", "IBO_TABLE_DIR"):
+    if os.environ.get(_var):
+        os.environ[_var] = str(Path(os.environ[_var]).resolve())
+
+
 def raw_dir() -> Path:
     env = os.environ.get("IBO_DATA_DIR")
     return Path(env) if env else SHARED_RAW

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ibo_pymc.compare import fit_or_load, heldout_lppd, loo_table
+from ibo_pymc.compare import fit_or_load, heldout_lppd, loo_table, reliable_loo
 from ibo_pymc.data.rounds import SubjectObservations
 from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.forward.argmax import TABLE_FORMAT, load_tables
@@ -98,3 +98,31 @@ def test_fit_or_load_reuses_only_fits_of_the_same_rounds_and_tables(fitted, monk
         fit_or_load(obs, "u", folder, log=said.append)
     assert said and "older argmax tables" in said[0]
     assert json.loads(stale.idata.posterior.attrs["config"])["model"] == "u"
+
+
+def test_reliable_loo_refits_the_rounds_psis_cannot_estimate(fitted):
+    import arviz as az
+
+    _, obs, _, fits, _, _ = fitted
+    fit = fits["u"]
+    psis = az.loo(fit.idata, pointwise=True)
+    k = psis.pareto_k.values
+    threshold = float(np.sort(k)[-3])  # the two rounds of largest k lie above it
+    loo, n_refit = reliable_loo(fit, k_threshold=threshold)
+    bad = np.flatnonzero(k > threshold)
+    assert n_refit == len(bad) == 2
+    # refitted rounds are exact (k set to 0); the others keep their PSIS values and k
+    assert (loo.pareto_k.values[bad] == 0).all() and loo.pareto_k.values.max() <= threshold
+    good = np.setdiff1d(np.arange(obs.n_rounds), bad)
+    np.testing.assert_array_equal(loo.loo_i.values[good], psis.loo_i.values[good])
+    assert np.isclose(float(loo.elpd_loo), loo.loo_i.values.sum())
+    # a refitted round's value is the held-out lppd of that round under a fit without it
+    i = bad[0]
+    keep = np.arange(obs.n_rounds) != i
+    direct = IBOModel(_part(obs, keep), config=fit.config)
+    direct.fit(progress=False)
+    assert np.isclose(loo.loo_i.values[i], heldout_lppd(direct.idata, _part(obs, ~keep)), rtol=1e-10)
+    # the comparison table says how many rounds were refit and uses the refitted elpd
+    t = loo_table({"u": fit}, reference="u")
+    assert t.loc["u", "n_refit"] == int((k > 0.7).sum())
+    assert t.loc["u", "max_pareto_k"] <= 0.7

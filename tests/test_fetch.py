@@ -20,8 +20,11 @@ def served(tmp_path, raw_folder):
     """A copy of the raw logs served on 127.0.0.1; yields (folder, base url)."""
     root = tmp_path / "mirror"
     shutil.copytree(raw_folder, root)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a, **k: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):  # no request log on stderr
+            pass
+
+    handler = functools.partial(Quiet, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -80,3 +83,63 @@ def test_verify_detects_changed_file(tmp_path, raw_folder):
     assert len(problems) == 2
     assert any("eventrec50.csv" in p and "does not match" in p for p in problems)
     assert any("sesrec51.csv" in p and "missing" in p for p in problems)
+
+
+def test_url_pins_the_full_commit():
+    from ibo_pymc.data.fetch import DEFAULT_BASE_URL, SOURCE_COMMIT
+
+    assert len(SOURCE_COMMIT) == 40 and int(SOURCE_COMMIT, 16) >= 0
+    assert f"/raw/{SOURCE_COMMIT}/data/raw_data/" in DEFAULT_BASE_URL
+
+
+def _fresh_cache(monkeypatch, tmp_path, url):
+    monkeypatch.delenv("IBO_DATA_DIR", raising=False)
+    monkeypatch.setenv("IBO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("IBO_DATA_URL", url)
+
+
+def test_first_fetch_prints_one_progress_line(served, tmp_path, monkeypatch, capfd):
+    import logging
+
+    from ibo_pymc.data import resolve_data_dir
+
+    _, url = served
+    _fresh_cache(monkeypatch, tmp_path, url)
+    logging.getLogger("pooch").setLevel(logging.INFO)  # pooch's own default: one line per file
+    folder = resolve_data_dir()
+    err = capfd.readouterr().err
+    assert verify(folder) == []
+    assert "Downloading" not in err
+    # one line, rewritten in place (carriage returns), ending in the summary
+    assert err.count("\n") == 1 and err.count("\r") >= 56 and "fetched 56 raw-log files" in err
+
+
+def test_damaged_cache_file_is_fetched_again(served, tmp_path, monkeypatch, capfd):
+    from ibo_pymc.data import resolve_data_dir
+
+    _, url = served
+    _fresh_cache(monkeypatch, tmp_path, url)
+    folder = resolve_data_dir(progress=False)
+    good = (folder / "eventrec41.csv").read_bytes()
+    with open(folder / "eventrec41.csv", "a") as fh:
+        fh.write("99999,1,1,0,540,540,0,0,0,540,540,450\n")
+    assert resolve_data_dir() == folder
+    assert (folder / "eventrec41.csv").read_bytes() == good
+    assert "eventrec41.csv" in capfd.readouterr().err
+
+
+def test_damaged_cache_file_offline_says_how_to_repair(served, tmp_path, monkeypatch):
+    from ibo_pymc.data import resolve_data_dir
+    from ibo_pymc.errors import InputError
+
+    _, url = served
+    _fresh_cache(monkeypatch, tmp_path, url)
+    folder = resolve_data_dir(progress=False)
+    with open(folder / "sesrec42.csv", "a") as fh:
+        fh.write("1,2,3\n")
+    monkeypatch.setenv("IBO_DATA_URL", "http://127.0.0.1:9/")  # nothing listens there
+    with pytest.raises(InputError) as info:
+        resolve_data_dir(progress=False)
+    msg = str(info.value)
+    assert "sesrec42.csv" in msg and "pinned SHA-256" in msg and "ibo-data fetch" in msg
+    assert len(msg.splitlines()) == 1

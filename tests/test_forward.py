@@ -174,15 +174,20 @@ def test_tables_shape_coords_and_cache(tmp_path, monkeypatch):
     argmax_mod._MEMORY.clear()
     t2 = load_tables(cfg)
     assert np.array_equal(t2.values, t.values)
-    assert TableConfig.published().key() != TableConfig().key()
+    assert TableConfig(n_tau=29).key() != TableConfig().key()
 
 
-def test_published_config_fills_ei_with_pi():
-    c = TableConfig.published(n_param=5, n_tau=2)
-    t = build_tables(c)
-    assert np.array_equal(t.table("EI"), t.table("PI"))
-    t2 = build_tables(TableConfig(n_param=5, n_tau=2))
-    assert not np.array_equal(t2.table("EI"), t2.table("PI"))
+def test_ei_tables_are_not_pi_tables():
+    t = build_tables(TableConfig(n_param=5, n_tau=2))
+    assert not np.array_equal(t.table("EI"), t.table("PI"))
+
+
+def test_config_of_an_ei_as_pi_fit_is_refused():
+    d = TableConfig().to_dict()
+    assert "ei_as_pi" not in d
+    assert TableConfig.from_dict({**d, "ei_as_pi": False}) == TableConfig()
+    with pytest.raises(ValueError, match="PI formula"):
+        TableConfig.from_dict({**d, "ei_as_pi": True})
 
 
 def test_user_registered_family_flows_to_tables():

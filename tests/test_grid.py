@@ -100,7 +100,7 @@ def test_unknown_model_is_input_error():
 @pytest.mark.parametrize("subject", [6, 21, 28])
 def test_reproduces_paper_subjects(hotspot, paper_split, subject):
     train, test = paper_split.partition(hotspot.observations(subject))
-    rows = {r["model"]: r for r in fit_subject(train, test, GridConfig.published())}
+    rows = {r["model"]: r for r in fit_subject(train, test, GridConfig())}
     for k, model in enumerate(("u", "tau", "tau_pm")):
         assert rows[model]["oos_loglik"] == pytest.approx(TABLE1[subject][k], abs=0.01)
     fam, par, tn, tp, g, w = TABLE2[subject][:6]
@@ -112,7 +112,7 @@ def test_reproduces_paper_subjects(hotspot, paper_split, subject):
 
 
 def test_reproduces_paper_tables_whole_cohort(hotspot, paper_split):
-    res = reproduce(hotspot, paper_split, config=GridConfig.published(), workers=2, progress=False)
+    res = reproduce(hotspot, paper_split, config=GridConfig(), workers=2, progress=False)
     t1 = res.table1.set_index("subject")
     for s, vals in TABLE1.items():
         for k, model in enumerate(("u", "tau", "tau_pm")):

@@ -47,7 +47,7 @@ def add_fit_options(p: argparse.ArgumentParser, *, fits_help: str | None = None)
     p.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain for new fits (default 1000)")
     p.add_argument("--tune", type=positive_int, default=1000, help="tuning iterations per chain for new fits (default 1000)")
     p.add_argument("--chains", type=positive_int, default=4, help="chains for new fits (default 4)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same results")
+    p.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0); same seed, same results")
 
 
 def fit_config(args, model: str = "tau_pm"):
@@ -83,6 +83,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
     if v <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return v
+
+
+def seed_int(text: str) -> int:
+    """A ``--seed``: a whole number >= 0 (NumPy's seeds), rejected as a usage error otherwise."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
     return v
 
 

@@ -31,6 +31,8 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--split", metavar="FILE", default=None,
                    help="split file (subject,session_id,set) for the held-out column; default: a seeded random 80/20 split")
     p.add_argument("--no-holdout", action="store_true", help="skip the held-out fits (holdout_lppd left empty)")
+    p.add_argument("--no-refit", action="store_true",
+                   help="plain PSIS-LOO: do not refit the rounds whose Pareto k exceeds 0.7 (faster, less reliable)")
     p.add_argument("--csv", metavar="FILE", default=None, help="write the rows here")
     p.add_argument("--plot", metavar="FILE", default=None, help="also draw the LOO differences (.png or .pdf)")
     add_fit_options(p)
@@ -54,7 +56,7 @@ def _main(argv: Sequence[str] | None) -> int:
     for s in subjects:
         if log:
             log(f"subject {s}: fitting or loading u, ũ, ũ±" + (" (all rounds and training rounds)" if split else ""))
-        rows.append(compare_subject(data.observations(s), split, args.fits, config=cfg, log=log))
+        rows.append(compare_subject(data.observations(s), split, args.fits, config=cfg, log=log, refit=not args.no_refit))
     table = pd.concat(rows, ignore_index=True)
     fmt = lambda v: f"{v:.2f}"
     with pd.option_context("display.width", 140, "display.max_rows", 500):
@@ -62,8 +64,12 @@ def _main(argv: Sequence[str] | None) -> int:
         if len(subjects) > 1:
             print("\ncohort totals (se of the summed elpd_loo; best_by_loo = subjects where the model ranks first)")
             print(cohort_totals(table).to_string(float_format=fmt))
+    refit = table[table["n_refit"] > 0]
+    if len(refit):
+        print(f"\nrounds with Pareto k > 0.7 were refitted exactly ({int(refit['n_refit'].sum())} in all): "
+              + ", ".join(f"subject {r.subject} {r.model} ({r.n_refit})" for r in refit.itertuples()))
     high = table[table["max_pareto_k"] > 0.7]
-    if len(high):
+    if len(high):  # only with --no-refit
         print("\nPareto k > 0.7 (PSIS-LOO unreliable for some rounds; see arviz.loo): "
               + ", ".join(f"subject {r.subject} {r.model} ({r.max_pareto_k:.2f})" for r in high.itertuples()))
     if args.csv:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ibo_pymc.cli._common import ArgumentParser, add_data_option, positive_int, run
+from ibo_pymc.cli._common import ArgumentParser, add_data_option, positive_int, run, seed_int
 from ibo_pymc.data import load_hotspot, load_split, random_split, resolve_data_dir
 from ibo_pymc.data.splits import split_frame
 from ibo_pymc.grid.engine import GridConfig
@@ -25,17 +25,10 @@ def build_parser() -> ArgumentParser:
     add_data_option(p)
     p.add_argument("--split", metavar="FILE", default=None,
                    help="split file (subject,session_id,set); default: a seeded random 80/20 split")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random split (when no --split is given)")
+    p.add_argument("--seed", type=seed_int, default=0, help="seed of the random split (when no --split is given)")
     p.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default: ./ibo-results)")
     p.add_argument("--workers", type=positive_int, default=min(2, os.cpu_count() or 1),
                    help="parallel processes over subjects (default: up to 2)")
-    p.add_argument(
-        "--preset",
-        choices=("published", "corrected"),
-        default="published",
-        help="published: exactly what produced the paper's tables (its EI curves are PI curves, as in the "
-        "reference code); corrected: true EI curves (default: published)",
-    )
     p.add_argument("--quiet", action="store_true", help="no progress output")
     return p
 
@@ -44,8 +37,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     data = load_hotspot(resolve_data_dir(args.data))
     split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
-    config = GridConfig.published() if args.preset == "published" else GridConfig()
-    res = reproduce(data, split, config=config, workers=args.workers, progress=not args.quiet)
+    res = reproduce(data, split, config=GridConfig(), workers=args.workers, progress=not args.quiet)
     out = Path(args.out)
     write_csv(res.fits, out / "fits.csv", float_format="%.6g")
     write_csv(res.table1, out / "table1.csv", float_format="%.2f")

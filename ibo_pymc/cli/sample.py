@@ -15,6 +15,7 @@ from ibo_pymc.cli._common import (
     load_subjects,
     positive_int,
     run,
+    seed_int,
     subject_arg,
 )
 from ibo_pymc.errors import InputError
@@ -33,7 +34,7 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain (default 1000)")
     p.add_argument("--tune", type=positive_int, default=1000, help="tuning iterations per chain (default 1000)")
     p.add_argument("--chains", type=positive_int, default=4, help="chains (default 4)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same draws")
+    p.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0); same seed, same draws")
     p.add_argument("--sampler", choices=("nutpie", "pymc"), default="nutpie", help="NUTS implementation (default nutpie)")
     add_data_option(p)
     p.add_argument(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ibo_pymc.cli._common import ArgumentParser, check_suffix, positive_int, run
+from ibo_pymc.cli._common import ArgumentParser, check_suffix, positive_int, run, seed_int
 from ibo_pymc.errors import InputError
 
 
@@ -41,7 +41,7 @@ def build_parser() -> ArgumentParser:
                    help="output folder (default: the per-user cache folder that --data demo reads)")
 
     for q in (c, *[sub.choices[n] for n in ("table3", "table4")], s):
-        q.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+        q.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0)")
         q.add_argument("--workers", type=positive_int, default=2, help="parallel processes (default 2)")
         q.add_argument("--quiet", action="store_true", help="no progress output")
     for q in (c, *[sub.choices[n] for n in ("table3", "table4")]):
@@ -71,8 +71,6 @@ def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.io import write_csv
 
     args = build_parser().parse_args(argv)
-    if getattr(args, "seed", 0) < 0:
-        raise InputError(f"--seed {args.seed}: expected a whole number >= 0", field="--seed")
     if args.command == "demo":
         from ibo_pymc.data.fetch import demo_dir
         from ibo_pymc.simulate.task import (

@@ -20,7 +20,9 @@ Where the data comes from, in order:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
 import sys
 from importlib import resources
@@ -32,7 +34,7 @@ from ibo_pymc.errors import InputError
 
 #: The public repository and the commit the registry hashes were taken from.
 SOURCE_REPOSITORY = "nsandholtz/hotspot_paper"
-SOURCE_COMMIT = "f5c7d7b"
+SOURCE_COMMIT = "f5c7d7b7c10f97c42422c4490a18238d4162fb98"
 DEFAULT_BASE_URL = f"https://github.com/{SOURCE_REPOSITORY}/raw/{SOURCE_COMMIT}/data/raw_data/"
 
 
@@ -75,12 +77,25 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+@contextlib.contextmanager
+def _pooch_quiet():
+    """pooch logs one INFO line per downloaded file; our own progress line replaces them."""
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def fetch(dest: str | Path | None = None, *, url: str | None = None, progress: bool = True) -> Path:
     """Download every raw-log file into ``dest`` (default: the cache) and verify it.
 
-    Files already present with the right hash are not downloaded again. A file
-    whose download does not match its pinned hash is rejected (and not kept).
-    Returns the folder.
+    Files already present with the right hash are not downloaded again; a
+    present file with the wrong hash is downloaded again. A file whose download
+    does not match its pinned hash is rejected (and not kept). One progress line
+    on stderr. Returns the folder.
     """
     dest = Path(dest) if dest is not None else cache_dir()
     reg = registry()
@@ -90,7 +105,8 @@ def fetch(dest: str | Path | None = None, *, url: str | None = None, progress: b
         if progress:
             print(f"\rfetching raw logs {k}/{len(names)}: {name:<18}", end="", file=sys.stderr, flush=True)
         try:
-            fetcher.fetch(name)
+            with _pooch_quiet():
+                fetcher.fetch(name)
         except ValueError as exc:
             if "hash" in str(exc).lower():
                 raise DataIntegrityError(
@@ -118,15 +134,20 @@ def verify(folder: str | Path) -> list[str]:
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError("not a folder", path=folder)
-    problems = []
+    return [f"{folder / name}: {what}" for name, what in _check(folder).items()]
+
+
+def _check(folder: Path) -> dict[str, str]:
+    """File name -> what is wrong with it, for every registered file that is missing or damaged in ``folder``."""
+    problems = {}
     for name, digest in sorted(registry().items()):
         p = folder / name
         if not p.is_file():
-            problems.append(f"{p}: missing")
+            problems[name] = "missing"
             continue
         got = _sha256(p)
         if got != digest.split(":", 1)[1]:
-            problems.append(f"{p}: SHA-256 {got[:12]}... does not match the pinned {digest[7:19]}...")
+            problems[name] = f"SHA-256 {got[:12]}... does not match the pinned {digest[7:19]}..."
     return problems
 
 
@@ -161,12 +182,31 @@ def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -
         if not p.is_dir():
             raise InputError("IBO_DATA_DIR does not name an existing folder", path=p)
         return p
+    return cached_data_dir(progress=progress)
+
+
+def cached_data_dir(*, progress: bool = True) -> Path:
+    """The per-user cache of the raw logs, every file checked against its pinned SHA-256 on each use.
+
+    Missing files are fetched; a damaged file (edited, truncated) is never read:
+    it is fetched again, and when that fails the error says how to repair the cache.
+    """
     dest = cache_dir()
-    if not verify_quick(dest):
+    problems = _check(dest) if dest.is_dir() else {}
+    if dest.is_dir() and not problems:
+        return dest
+    damaged = [n for n, what in problems.items() if what != "missing"]
+    if damaged and progress:
+        print(f"{len(damaged)} cached raw-log file(s) do not match their pinned SHA-256 ({damaged[0]}, ...); "
+              "fetching them again", file=sys.stderr)
+    try:
         fetch(dest, progress=progress)
+    except InputError as exc:
+        if not damaged:
+            raise
+        raise InputError(
+            f"does not match its pinned SHA-256 and could not be fetched again ({exc}); run 'ibo-data fetch' "
+            f"when online, or delete {dest}, or pass --data DIR with an intact copy",
+            path=dest / damaged[0],
+        ) from None
     return dest
-
-
-def verify_quick(folder: Path) -> bool:
-    """True when every registered file exists in ``folder`` (hashes are checked on fetch)."""
-    return folder.is_dir() and all((folder / name).is_file() for name in registry())

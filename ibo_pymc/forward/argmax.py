@@ -5,7 +5,7 @@ The acquisition curve of a function u is ``theta*(delta_r1)``, the angle on
 in theta, so the mirrored angle ``-theta*`` is the other argmax). The tables
 hold ``theta*`` for every family, shape-parameter grid value, tau and delta_r1
 of a :class:`TableConfig`; the default configuration is the reference grid that
-produced the published numbers:
+produced the published numbers, and the only definition of the tables:
 
 ======================  ==================================================
 delta_r1                -34 .. 34 step 0.5 (137 values)
@@ -16,12 +16,11 @@ augmentation rule       ``"reference"`` (see :mod:`ibo_pymc.forward.augmentation
 ======================  ==================================================
 
 ``tau = 0`` is the unaugmented function u. Tables are built vectorised (well
-under a second for the reference grid). :meth:`TableConfig.published` is the
-configuration behind the published numbers: it also sets ``ei_as_pi``, because
-the reference code filled its EI tables with the PI formula (a bug that the
-published tables carry; with true EI, subjects 18 and 19 change their u / ũ
-fits). Tables are cached in memory and on disk under the
-per-user cache keyed by a hash of the configuration.
+under a second for the reference grid). With the default configuration they
+equal the reference code's saved argmax grids (``acquisition_grid.rds`` and the
+30 grids of ``acquisition_grid_threshold.rds``) in every cell, for PI, true EI
+and UCB (``tests/test_reference.py``). Tables are cached in memory and on disk
+under the per-user cache keyed by a hash of the configuration.
 """
 
 from __future__ import annotations
@@ -65,9 +64,6 @@ class TableConfig:
     sigma_s: float = 0.01
     sigma_beta: float = 1.0
     click_radius: float = 20.0
-    #: reproduce the published tables' EI: the reference code computed its "EI"
-    #: surfaces with the PI formula, so published EI curves equal PI curves
-    ei_as_pi: bool = False
     #: extra families registered by the user are keyed by their name and bounds
     family_bounds: tuple[tuple[float, float], ...] = field(default=(), compare=True)
 
@@ -78,15 +74,6 @@ class TableConfig:
             raise ValueError("n_param >= 2, n_theta >= 3 and n_tau >= 1 are required")
         if not self.family_bounds:
             object.__setattr__(self, "family_bounds", tuple(tuple(get_family(f).bounds) for f in self.families))
-
-    @classmethod
-    def published(cls, **overrides) -> TableConfig:
-        """The configuration that produced the paper's published tables (SPEC section 6)."""
-        return cls(**{"ei_as_pi": True, "rule": "reference", **overrides})
-
-    def scoring_family(self, name: str) -> AcquisitionFamily:
-        """The family whose function fills ``name``'s table (EI -> PI under ``ei_as_pi``)."""
-        return get_family("PI" if (self.ei_as_pi and name == "EI") else name)
 
     # --- grids -----------------------------------------------------------------
     @property
@@ -127,6 +114,8 @@ class TableConfig:
     @classmethod
     def from_dict(cls, d: dict) -> TableConfig:
         d = dict(d)
+        if d.pop("ei_as_pi", False):  # an option of earlier versions, now removed
+            raise ValueError("these tables were made with EI scored by the PI formula, which no longer exists; refit")
         d["families"] = tuple(d["families"])
         d["family_bounds"] = tuple(tuple(b) for b in d.get("family_bounds", ()))
         return cls(**d)
@@ -186,7 +175,7 @@ def _build(config: TableConfig) -> np.ndarray:
     lo, hi = allowed_window(theta, taus[:, None], (d < 0)[None, :], config.rule)  # (K, D)
     out = np.empty((len(config.families), config.n_param, len(taus), len(d)))
     for fi, name in enumerate(config.families):
-        fam = config.scoring_family(name)
+        fam = get_family(name)
         params = config.params(name)
         vals = fam.score(mean[None], sd[None], fbest[None], params[:, None, None])  # (P, D, T)
         vals = np.ascontiguousarray(vals)

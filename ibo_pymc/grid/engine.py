@@ -63,11 +63,6 @@ class GridConfig:
     em_max_passes: int = 9
     credible_mass: float = 0.95
 
-    @classmethod
-    def published(cls, **overrides) -> GridConfig:
-        """The grid, EM and table settings behind the published Tables 1 and 2."""
-        return cls(**{"tables": TableConfig.published(), **overrides})
-
     @property
     def gamma(self) -> np.ndarray:
         return np.linspace(self.gamma_min, self.gamma_max, self.n_gamma)

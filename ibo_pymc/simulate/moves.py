@@ -35,9 +35,8 @@ def simulate_moves(truth: Truth, n: int, rng=None, *, tables=None, delta_range=(
 
     theta* comes from the argmax tables by interpolation (the curve the models
     fit), or with ``exact=True`` from a grid search of the acquisition function
-    at each drawn delta_r1 (paper appendix C, step 3; the tables' theta grid and
-    augmentation rule; EI is scored with the PI formula when the tables are
-    the published ones).
+    at each drawn delta_r1 (paper appendix C, step 3; the tables' theta grid,
+    surrogate and augmentation rule).
     """
     from ibo_pymc.forward.argmax import argmax_curve, load_tables
     from ibo_pymc.model.likelihood import wc_mixture_random
@@ -47,8 +46,8 @@ def simulate_moves(truth: Truth, n: int, rng=None, *, tables=None, delta_range=(
     d = rng.uniform(*delta_range, size=n)
     if exact:
         cfg = tables.config
-        family = "PI" if (truth.family == "EI" and cfg.ei_as_pi) else truth.family
-        ts = argmax_curve(family, truth.param, d, tau=truth.tau_pos, negative_tau=truth.tau_neg, theta=cfg.theta, rule=cfg.rule)
+        ts = argmax_curve(truth.family, truth.param, d, tau=truth.tau_pos, negative_tau=truth.tau_neg, theta=cfg.theta,
+                          rule=cfg.rule, surrogate=cfg.surrogate)
     else:
         ts = tables.theta_star(truth.family, truth.param, d, tau=truth.tau_pos, tau_neg=truth.tau_neg)
     x = wc_mixture_random(ts, truth.gamma, truth.w, rng=rng)

@@ -217,6 +217,7 @@ CASES = {
     "subject-not-a-number": raw_case(None, "--subject", "'x'", command=[*SAMPLE, "--subject", "x"]),
     "draws-zero": raw_case(None, "--draws", "'0'", command=[*SAMPLE, "--subject", "1", "--draws", "0"]),
     "chains-negative": raw_case(None, "--chains", "'-2'", command=[*SAMPLE, "--subject", "1", "--chains", "-2"]),
+    "seed-negative": raw_case(None, "--seed", "'-1'", command=[*SAMPLE, "--subject", "1", "--seed", "-1"]),
     "plot-bad-suffix": raw_case(None, "--out", ".png or .pdf", command=["ibo-plot", "--subject", "1", "--data", "{valid}", "--out", "{case}/fig.svg"]),
 }
 
