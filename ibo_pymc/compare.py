@@ -3,11 +3,13 @@
 * :func:`loo_table` -- PSIS-LOO of each model's fit of one subject
   (:func:`arviz.loo` on the ``log_likelihood`` group) and :func:`arviz.compare`
   (stacking weights), with the largest Pareto k of each fit.
-* :func:`reliable_loo` -- PSIS-LOO that can be trusted for every round: each
-  round whose Pareto k exceeds 0.7 is left out and the model fitted again
-  without it (:func:`arviz.reloo` with :class:`RoundRefit`, an
-  :class:`arviz.SamplingWrapper`), so its elpd is exact up to Monte-Carlo
-  error. A fit takes seconds, so exact refits are affordable.
+* :func:`reliable_loo` -- PSIS-LOO that can be trusted for every round, in
+  three tiers: PSIS per mixture component on the components' own draws
+  (:mod:`ibo_pymc.loo`); moment matching of the components whose Pareto k
+  exceeds 0.7 (:func:`arviz_stats.loo_moment_match`); and for each round still
+  above 0.7, an exact refit of the model without it (:func:`arviz.reloo` with
+  :class:`RoundRefit`, an :class:`arviz.SamplingWrapper`), so its elpd is exact
+  up to Monte-Carlo error. A fit takes seconds, so exact refits are affordable.
 * :func:`heldout_lppd` -- the paper's protocol with the sampled model: the log
   pointwise predictive density of the test rounds, summed, under the posterior
   of a fit to the training rounds, ``sum_i log mean_s p(theta2_i | draw s)``.
@@ -27,12 +29,11 @@ import pandas as pd
 
 from ibo_pymc.data.rounds import SubjectObservations
 from ibo_pymc.forward.argmax import TABLE_FORMAT
+from ibo_pymc.loo import K_THRESHOLD, mixture_loo
 from ibo_pymc.model.builder import MODELS
 
 COLUMNS = ("subject", "model", "elpd_loo", "se", "p_loo", "elpd_diff", "weight", "max_pareto_k", "n_refit",
            "holdout_lppd")
-#: Pareto k above which a round's PSIS estimate is replaced by an exact refit.
-K_THRESHOLD = 0.7
 
 
 def _psis_loo(idata):
@@ -95,20 +96,22 @@ class RoundRefit(_refit_wrapper_base()):
         return xr.DataArray(heldout_loglik(idata__i, excluded_obs, tables=self.fit.tables)[:, 0], dims=["sample"])
 
 
-def reliable_loo(fit, *, k_threshold: float = K_THRESHOLD, log=None):
-    """PSIS-LOO of a fitted :class:`~ibo_pymc.model.fit.IBOModel`, refitting the rounds PSIS cannot estimate.
+def reliable_loo(fit, *, k_threshold: float = K_THRESHOLD, moment_match: bool = True, log=None):
+    """PSIS-LOO of a fitted :class:`~ibo_pymc.model.fit.IBOModel` that every round can trust.
 
-    Returns ``(elpd, n_refit)``: an ArviZ ``ELPDData`` whose ``pareto_k`` is 0
-    for refit rounds (their elpd is exact), so its maximum is the k of the
-    estimates actually used, and the number of rounds refit.
+    Per-component PSIS with moment matching (:func:`ibo_pymc.loo.mixture_loo`),
+    then an exact refit of every round whose k is still above ``k_threshold``.
+    Returns ``(elpd, n_refit)``: an ArviZ ``ELPDData`` whose ``pareto_k`` is the k
+    of the estimate used for each round (0 for refit rounds, whose elpd is
+    exact), with an extra entry ``n_moment_matched``, and the number of rounds refit.
     """
     import arviz as az
 
-    loo = _psis_loo(fit.idata)
+    loo = mixture_loo(fit, moment_match=moment_match, k_threshold=k_threshold)
     n_refit = int((loo.pareto_k.values > k_threshold).sum())
     if n_refit:
         loo = az.reloo(RoundRefit(fit, log=log), loo_orig=loo, k_thresh=k_threshold, verbose=False)
-        loo.warning = bool((loo.pareto_k.values > k_threshold).any())
+        loo["warning"] = bool((loo.pareto_k.values > k_threshold).any())
     return loo, n_refit
 
 
@@ -116,9 +119,9 @@ def loo_table(fits: dict, reference: str = "tau_pm", *, refit: bool = True, log=
     """PSIS-LOO per model (index: model) with ``arviz.compare``'s ranking and weights.
 
     ``fits`` maps a model name to a fitted :class:`~ibo_pymc.model.fit.IBOModel`
-    (rounds with Pareto k > 0.7 are refitted exactly, :func:`reliable_loo`,
-    unless ``refit=False``) or to an InferenceData with a ``log_likelihood``
-    group (plain PSIS-LOO). Columns ``diff_ref`` and ``se_diff_ref`` hold each
+    (:func:`reliable_loo`: per-component PSIS, moment matching, exact refits;
+    ``refit=False`` stops before the refits) or to an InferenceData with a
+    ``log_likelihood`` group (plain PSIS-LOO on its pooled draws). Columns ``diff_ref`` and ``se_diff_ref`` hold each
     model's elpd_loo minus the ``reference`` model's and the standard error of
     that paired difference; ``n_refit`` counts the refitted rounds.
     """
@@ -126,10 +129,14 @@ def loo_table(fits: dict, reference: str = "tau_pm", *, refit: bool = True, log=
 
     loos, n_refit = {}, {}
     for m, f in fits.items():
-        if hasattr(f, "idata") and refit:
+        if isinstance(f, tuple):  # (ELPDData, n_refit) from reliable_loo
+            loos[m], n_refit[m] = f
+        elif not hasattr(f, "idata"):
+            loos[m], n_refit[m] = _psis_loo(f), 0
+        elif refit:
             loos[m], n_refit[m] = reliable_loo(f, log=log)
         else:
-            loos[m], n_refit[m] = _psis_loo(getattr(f, "idata", f)), 0
+            loos[m], n_refit[m] = mixture_loo(f), 0
     cmp = az.compare(loos, ic="loo") if len(fits) > 1 else None
     ref = loos.get(reference)
     rows = []
@@ -149,6 +156,7 @@ def loo_table(fits: dict, reference: str = "tau_pm", *, refit: bool = True, log=
                 "weight": float(cmp.loc[m, "weight"]) if cmp is not None else 1.0,
                 "max_pareto_k": float(np.max(lo.pareto_k.values)),
                 "n_refit": n_refit[m],
+                "n_moment_matched": int(lo.get("n_moment_matched", 0)),
                 "rank": int(cmp.loc[m, "rank"]) if cmp is not None else 0,
                 "diff_ref": diff_ref,
                 "se_diff_ref": se_ref,
@@ -239,7 +247,7 @@ def compare_subject(obs: SubjectObservations, split, folder, *, config=None, mod
         table["holdout_lppd"] = np.nan
     table = table.reset_index()
     table.insert(0, "subject", obs.subject)
-    return table[[*COLUMNS, "rank", "diff_ref", "se_diff_ref"]]
+    return table[[*COLUMNS, "n_moment_matched", "rank", "diff_ref", "se_diff_ref"]]
 
 
 def cohort_totals(rows: pd.DataFrame) -> pd.DataFrame:
@@ -253,6 +261,7 @@ def cohort_totals(rows: pd.DataFrame) -> pd.DataFrame:
             "best_by_loo": g["rank"].apply(lambda r: int((r == 0).sum())),
             "max_pareto_k": g["max_pareto_k"].max(),
             "n_refit": g["n_refit"].sum(),
+            **({"n_moment_matched": g["n_moment_matched"].sum()} if "n_moment_matched" in rows else {}),
         }
     )
     return out

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from ibo_pymc.compare import fit_or_load, heldout_lppd, loo_table, reliable_loo
+from ibo_pymc.loo import ComponentLOO, combine, component_loo, loo_probabilities, mixture_loo
+from ibo_pymc.model.builder import Component
 from ibo_pymc.data.rounds import SubjectObservations
 from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.forward.argmax import TABLE_FORMAT, load_tables
@@ -101,14 +103,12 @@ def test_fit_or_load_reuses_only_fits_of_the_same_rounds_and_tables(fitted, monk
 
 
 def test_reliable_loo_refits_the_rounds_psis_cannot_estimate(fitted):
-    import arviz as az
-
     _, obs, _, fits, _, _ = fitted
     fit = fits["u"]
-    psis = az.loo(fit.idata, pointwise=True)
+    psis = mixture_loo(fit, moment_match=False)
     k = psis.pareto_k.values
     threshold = float(np.sort(k)[-3])  # the two rounds of largest k lie above it
-    loo, n_refit = reliable_loo(fit, k_threshold=threshold)
+    loo, n_refit = reliable_loo(fit, k_threshold=threshold, moment_match=False)
     bad = np.flatnonzero(k > threshold)
     assert n_refit == len(bad) == 2
     # refitted rounds are exact (k set to 0); the others keep their PSIS values and k
@@ -116,6 +116,7 @@ def test_reliable_loo_refits_the_rounds_psis_cannot_estimate(fitted):
     good = np.setdiff1d(np.arange(obs.n_rounds), bad)
     np.testing.assert_array_equal(loo.loo_i.values[good], psis.loo_i.values[good])
     assert np.isclose(float(loo.elpd_loo), loo.loo_i.values.sum())
+    assert np.isclose(float(loo.p_loo), float(psis.p_loo + psis.elpd_loo - loo.elpd_loo))
     # a refitted round's value is the held-out lppd of that round under a fit without it
     i = bad[0]
     keep = np.arange(obs.n_rounds) != i
@@ -124,5 +125,64 @@ def test_reliable_loo_refits_the_rounds_psis_cannot_estimate(fitted):
     assert np.isclose(loo.loo_i.values[i], heldout_lppd(direct.idata, _part(obs, ~keep)), rtol=1e-10)
     # the comparison table says how many rounds were refit and uses the refitted elpd
     t = loo_table({"u": fit}, reference="u")
-    assert t.loc["u", "n_refit"] == int((k > 0.7).sum())
+    full = mixture_loo(fit)
+    assert t.loc["u", "n_refit"] == int((full.pareto_k.values > 0.7).sum())
     assert t.loc["u", "max_pareto_k"] <= 0.7
+
+
+def test_mixture_loo_combines_components_exactly():
+    """1 / p(y_i | y_-i) = sum_c P(c | y) / p(y_i | y_-i, c): with plain importance sampling
+    on each component, the combination equals plain importance sampling on pooled draws
+    holding each component in proportion to P(c | y)."""
+    from scipy.special import logsumexp
+
+    rng = np.random.default_rng(0)
+    n_draws, rounds = (300, 100), 7
+    probs = np.array([0.5, 0.3, 0.2])
+    ll = [rng.normal(-2 - c, 1 + 0.5 * c, (*n_draws, rounds)) for c in range(3)]
+
+    def raw_loo(a):  # -log mean_s exp(-ll)
+        a = a.reshape(-1, rounds)
+        return -(logsumexp(-a, axis=0) - np.log(len(a)))
+
+    def lppd(a):
+        a = a.reshape(-1, rounds)
+        return logsumexp(a, axis=0) - np.log(len(a))
+
+    parts = [ComponentLOO(Component("PI"), np.log(p), raw_loo(a), np.full(rounds, 0.1 * c), lppd(a))
+             for c, (p, a) in enumerate(zip(probs, ll))]
+    elpd_i, k, lppd_i = combine(parts, relevance=1e-3)
+    counts = (probs * 600).astype(int)  # 300, 180, 120 draws of each
+    pooled = np.concatenate([a.reshape(-1, rounds)[:n] for a, n in zip(ll, counts)])
+    sub = [ComponentLOO(Component("PI"), np.log(p), raw_loo(a.reshape(-1, rounds)[:n]), np.zeros(rounds),
+                        lppd(a.reshape(-1, rounds)[:n])) for p, a, n in zip(probs, ll, counts)]
+    e_sub, _, l_sub = combine(sub, relevance=1e-3)
+    np.testing.assert_allclose(e_sub, raw_loo(pooled), rtol=1e-12)
+    np.testing.assert_allclose(l_sub, lppd(pooled), rtol=1e-12)
+    # leave-one-out component probabilities sum to one; the reported k is the worst relevant one
+    share = loo_probabilities(parts)
+    np.testing.assert_allclose(share.sum(0), 1.0)
+    assert (k == 0.2).all()
+    assert (combine(parts, relevance=1.01)[1] == -np.inf).all()
+    assert np.all(np.isfinite(elpd_i)) and np.all(lppd_i >= elpd_i)
+
+
+def test_moment_matching_lowers_k_and_agrees_with_exact_refits(fitted):
+    _, obs, _, fits, _, _ = fitted
+    fit = fits["u"]
+    plain = component_loo(fit, moment_match=False, k_threshold=0.3)
+    matched = component_loo(fit, moment_match=True, k_threshold=0.3)
+    assert sum(p.n_moment_matched for p in matched) > 0
+    for a, b in zip(plain, matched):
+        improved = b.pareto_k < a.pareto_k
+        assert (b.pareto_k <= a.pareto_k + 1e-12).all()
+        assert improved.sum() == b.n_moment_matched
+    # where moment matching changed a round's estimate, it agrees with an exact refit
+    e_plain, _, _ = combine(plain, 1e-3)
+    e_mm, _, _ = combine(matched, 1e-3)
+    i = int(np.argmax(np.abs(e_mm - e_plain)))
+    keep = np.arange(obs.n_rounds) != i
+    direct = IBOModel(_part(obs, keep), config=fit.config)
+    direct.fit(progress=False)
+    exact = heldout_lppd(direct.idata, _part(obs, ~keep))
+    assert abs(e_mm[i] - exact) < 0.1

@@ -44,13 +44,18 @@ def test_simulated_moves_have_the_stated_distribution(tables):
 def test_coverage_cell_small():
     from ibo_pymc.simulate.coverage import coverage
 
-    cell = coverage("UCB", 0.99, 100, 40, seed=3, workers=1)
-    assert cell.reps == 40 and 0.8 <= cell.rate() <= 1.0
+    cell = coverage("UCB", 0.99, 100, 40, gamma=0.28, seed=3, workers=1)
+    assert cell.reps == 40 and 0.8 <= cell.rate() <= 1.0 and set(cell.hits) == {"truth", "gamma"}
     assert cell.mcse() == pytest.approx(np.sqrt(max(cell.rate() * (1 - cell.rate()), 1 / 40) / 40))
-    again = coverage("UCB", 0.99, 100, 40, seed=3, workers=2)
+    again = coverage("UCB", 0.99, 100, 40, gamma=0.28, seed=3, workers=2)
     assert again.hits == cell.hits  # the same seeds whatever the number of workers
-    omitted = coverage("PI", 15.0, 100, 20, seed=3, omit=True, workers=1)
+    # the range rule covers whenever the own-cell rule does
+    cell_rule = coverage("UCB", 0.99, 100, 40, gamma=0.28, seed=3, workers=1, rule="cell")
+    assert cell_rule.hits["truth"] <= cell.hits["truth"]
+    omitted = coverage("PI", 15.0, 100, 20, gamma=0.28, seed=3, omit=True, workers=1)
     assert set(omitted.hits) == {"EI", "UCB"}
+    with pytest.raises(ValueError, match="rule"):
+        coverage("PI", 15.0, 10, 2, gamma=0.28, rule="nearest")
 
 
 def test_sbc_replicate_and_uniformity():
@@ -69,35 +74,24 @@ def test_cli_coverage(tmp_path):
     out = tmp_path / "cell.csv"
     r = subprocess.run(
         [sys.executable, "-m", "ibo_pymc.cli.simulate", "coverage", "--family", "PI", "--param", "15", "--n-obs", "50",
-         "--reps", "20", "--workers", "1", "--csv", str(out), "--quiet"],
+         "--reps", "20", "--workers", "1", "--csv", str(out), "--quiet", "--protocol", "text"],
         capture_output=True, text=True, check=False,
     )
     assert r.returncode == 0, r.stderr
-    assert "true function in the 95% set" in r.stdout and "MC se" in r.stdout
+    assert "true function covered by the 95% set" in r.stdout and "MC se" in r.stdout
+    assert "gamma = 0.2500 covered" in r.stdout
     assert pd.read_csv(out)["reps"].iloc[0] == 20
     bad = subprocess.run(
         [sys.executable, "-m", "ibo_pymc.cli.simulate", "coverage", "--family", "PI", "--param", "45", "--n-obs", "10"],
         capture_output=True, text=True, check=False,
     )
     assert bad.returncode == 2 and "--param" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
-
-
-@pytest.mark.slow
-def test_table3_small_n_cells_match_the_paper():
-    """Every n_obs = 10 and 100 cell of Table 3 at 1000 replicates, against the published value.
-
-    (The n_obs = 1000 cells take 7 more minutes; models/simulation/table3_vs_paper.txt
-    has all 27: 25 within two Monte-Carlo standard errors, PI(15) and UCB(0.75)
-    at n_obs = 1000 about 0.04 higher than the paper's.)
-    """
-    from ibo_pymc.simulate.coverage import PAPER_CELLS, coverage
-    from tests.paper_values import TABLE3
-
-    for fam, params in PAPER_CELLS.items():
-        for p in params:
-            for n in (10, 100):
-                c = coverage(fam, p, n, 1000, seed=0)
-                assert abs(c.rate() - TABLE3[(fam, p, n)]) <= 3 * c.mcse() + 0.01, (fam, p, n, c.rate())
+    bad = subprocess.run(
+        [sys.executable, "-m", "ibo_pymc.cli.simulate", "coverage", "--family", "PI", "--param", "4", "--n-obs", "10",
+         "--gamma", "zero"],
+        capture_output=True, text=True, check=False,
+    )
+    assert bad.returncode == 2 and "--gamma" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
 def test_task_simulator_logs_round_trip_through_the_data_layer(tmp_path, tables):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections.abc import Sequence
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ibo_pymc.cli._common import ArgumentParser, check_suffix, positive_int, run, seed_int
+from ibo_pymc.cli._common import ArgumentParser, add_data_option, check_suffix, positive_int, run, seed_int
 from ibo_pymc.errors import InputError
 
 
@@ -45,14 +46,57 @@ def build_parser() -> ArgumentParser:
         q.add_argument("--workers", type=positive_int, default=2, help="parallel processes (default 2)")
         q.add_argument("--quiet", action="store_true", help="no progress output")
     for q in (c, *[sub.choices[n] for n in ("table3", "table4")]):
+        q.add_argument("--protocol", choices=("reference", "text"), default="reference",
+                       help="reference (default): what produced Table 3's saved replicates (truths at grid nodes, UCB "
+                       "p = 0.745; gamma the grid node nearest 0.25, 0.2555; covered when the truth lies in its "
+                       "family's parameter range within the joint 95%% set); text: appendix C as printed (truths as "
+                       "printed, gamma 0.25, covered when the truth's own cell is in the set)")
+        q.add_argument("--gamma", type=gamma_arg, default=None,
+                       help="generating scale: a number > 0, or 'study' for the reference scripts' formula (the "
+                       "gamma-grid node nearest the mean of the u fits' MAP gammas rounded to 2 decimals; u fits of "
+                       "--data on the training rounds of --split); default: the protocol's")
+        q.add_argument("--rule", choices=("range", "cell"), default=None,
+                       help="coverage rule, overriding the protocol's: range (truth within its family's parameter range "
+                       "in the set) or cell (the truth's own node in the set)")
         q.add_argument("--region", choices=("joint", "marginal"), default="joint",
-                       help="credible region: highest-mass (family, parameter, gamma) cells (default; what reproduces "
-                       "appendix C) or the set of acquisition functions with gamma summed out")
-        q.add_argument("--preset", choices=("published", "corrected"), default="corrected",
-                       help="argmax tables: corrected (true EI curves; default, what appendix C evidently used: its "
-                       "Table 4 never finds EI for PI(1) data, impossible when EI curves are PI curves) or published "
-                       "(the EI = PI tables behind Tables 1-2)")
+                       help="credible set: highest-mass (family, parameter, gamma) cells (default; what the paper did) "
+                       "or the set of acquisition functions with gamma summed out")
+        add_data_option(q)
+        q.add_argument("--split", metavar="FILE", default=None,
+                       help="with --gamma study: the split whose training rounds are fitted (the paper's: "
+                       "paper_splits.csv); default: a seeded random 80/20 split")
     return p
+
+
+def gamma_arg(text: str):
+    if text == "study":
+        return text
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0 or 'study', got {text!r}")
+    return v
+
+
+def _gamma(args) -> float:
+    """--gamma, or the protocol's default."""
+    from ibo_pymc.simulate.coverage import protocol_gamma, study_gamma
+
+    if args.gamma is None:
+        return protocol_gamma(args.protocol)
+    if args.gamma != "study":
+        return float(args.gamma)
+    from ibo_pymc.data import load_hotspot, load_split, random_split, resolve_data_dir
+
+    data = load_hotspot(resolve_data_dir(args.data))
+    split = load_split(args.split, data) if args.split else random_split(data, seed=0)
+    gamma = study_gamma([split.partition(data.observations(s))[0] for s in data.subjects])
+    if not args.quiet:
+        print(f"gamma = {gamma:.4f}: the gamma-grid node nearest the mean of the u fits' MAP gammas "
+              f"({len(data.subjects)} subjects, training rounds)", file=sys.stderr)
+    return gamma
 
 
 def _progress(quiet: bool, label: str):
@@ -88,17 +132,20 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"{len(DEMO_TRUTHS)} simulated players, {DEMO_ROUNDS} rounds each, and truth.csv are in {out}")
         return 0
     if args.command == "coverage":
-        from ibo_pymc.simulate.coverage import coverage
+        from ibo_pymc.simulate.coverage import PROTOCOLS, coverage
 
         check_suffix(args.csv, "--csv", (".csv",))
-        try:
-            cell = coverage(args.family, args.param, args.n_obs, args.reps, seed=args.seed, omit=args.omit,
-                            workers=args.workers, preset=args.preset, region=args.region,
-                            progress=_progress(args.quiet, "coverage"))
-        except ValueError as exc:
-            raise InputError(str(exc), field="--param") from None
+        from ibo_pymc.forward.acquisition import get_family
+
+        lo, hi = get_family(args.family).bounds
+        if not lo <= args.param <= hi:
+            raise InputError(f"--param {args.param}: expected a {args.family} parameter in [{lo}, {hi}]", field="--param")
+        cell = coverage(args.family, args.param, args.n_obs, args.reps, gamma=_gamma(args), seed=args.seed,
+                        omit=args.omit, workers=args.workers, rule=args.rule or PROTOCOLS[args.protocol][2],
+                        region=args.region, progress=_progress(args.quiet, "coverage"))
         for k in cell.hits:
-            what = "true function in the 95% set" if k == "truth" else f"some {k} function in the 95% set"
+            what = {"truth": "true function covered by the 95% set",
+                    "gamma": f"gamma = {cell.gamma:.4f} covered"}.get(k, f"some {k} function in the 95% set")
             print(f"{args.family}({args.param:g}), n_obs={args.n_obs}{' (family omitted)' if args.omit else ''}: "
                   f"{what}: {cell.rate(k):.3f} ± {cell.mcse(k):.3f} (MC se, {cell.reps} replicates)")
         if args.csv:
@@ -116,8 +163,8 @@ def _main(argv: Sequence[str] | None) -> int:
                       + ", ".join(f"{k} {cell.rate(k):.3f}" for k in cell.hits) + f"  [{time.perf_counter() - t0:.0f} s]",
                       file=sys.stderr, flush=True)
 
-        table = paper_table(args.reps, omit=omit, seed=args.seed, workers=args.workers, preset=args.preset,
-                            region=args.region, progress=show)
+        table = paper_table(args.reps, gamma=_gamma(args), protocol=args.protocol, omit=omit, seed=args.seed,
+                            workers=args.workers, rule=args.rule, region=args.region, progress=show)
         out = Path(args.out)
         write_csv(table, out / f"{args.command}.csv", float_format="%.6g")
         wide = table.pivot_table(index=["family", "param", "covered"], columns="n_obs", values="coverage", sort=False)

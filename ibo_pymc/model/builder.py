@@ -6,9 +6,13 @@ Two layouts share every piece (priors, lookup, likelihood):
     the model of the paper, with the acquisition family ``k`` marginalised:
     ``log p(theta2 | params) = logsumexp_k(log pi_k + sum_i log p(theta2_i | k, params))``
     over PI, EI, UCB with prior 1/3 each, and one gamma, w and tau (or tau^-,
-    tau^+) shared by the families. ``theta2`` is an observed
-    :func:`FamilyMixture` variable, so ``pm.sample_prior_predictive`` and
-    ``pm.sample_posterior_predictive`` work on it.
+    tau^+) shared by the families, added as a ``pm.Potential`` through the
+    fused likelihood Op (fast, with an analytic gradient). It has no observed
+    variable; the same model written generatively (``family ~ Categorical``,
+    ``theta2`` an observed ``CustomDist``, the family marginalised by
+    pymc-extras), which draws prior and posterior predictives, is
+    :func:`ibo_pymc.model.generative.generative_model`; the two have the same
+    log-density and gradient (tested).
 
 ``build_model(obs, model, layout="stacked")``
     the family-conditional posteriors side by side: gamma, w and tau get a

@@ -1,30 +1,49 @@
 """The paper's coverage study (appendix C) with the grid engine.
 
 For a generating acquisition function (family, parameter) and a number of
-rounds n_obs, each replicate simulates n_obs rounds with gamma = 0.25 and
-w = 0.5 around the exact argmax of the acquisition function at each drawn
-delta_r1 (:func:`~ibo_pymc.simulate.moves.simulate_moves` with ``exact=True``,
-as appendix C computes it; the fit then sees the tables' interpolated curves,
-which matters at n_obs = 1000), fits model u with
-the paper's grid method and takes the 95% credible set of acquisition
-functions (the highest-mass (family, parameter) cells, gamma marginalised).
+rounds n_obs, each replicate draws n_obs rounds: delta_r1 uniform on the
+tables' range, theta* the argmax of the acquisition function on the tables'
+angle grid at that delta_r1 (:func:`~ibo_pymc.simulate.moves.simulate_moves`
+with ``exact=True``; the fit sees the tables' interpolated curves), a random
+sign (w = 0.5), and wrapped-Cauchy noise of scale gamma. Model u is fitted by
+the paper's grid method and the 95% credible set is formed.
 
-The credible region is by default the 95% highest-mass set of the *joint*
-grid cells (family, parameter, gamma), and a function is covered when any of
-its cells is in it (``region="joint"``). This is what reproduces appendix C:
-with gamma summed out first (``region="marginal"``, the set of acquisition
-functions of :meth:`GridFit.credible_set`) coverage at n_obs = 10 and 100 is
-0.03-0.14 lower than the published values.
+Protocols (:data:`PROTOCOLS`):
 
-The default tables are the *corrected* ones (true EI curves). The published
-Tables 1-2 came from tables whose EI curves are PI curves, but appendix C
-cannot have: its Table 4 finds no EI function in the credible sets of PI(1)
-data at n_obs >= 100, which is impossible when EI(1) and PI(1) are one curve.
-``preset="published"`` gives the other tables.
+``"reference"`` (default) -- what produced Table 3: the scripts
+``analysis/supp_material/simulation_{PI,EI,UCB}.R`` of the paper's repository,
+checked against their saved replicates (``tests/test_reference_simulation.py``):
 
-* Table 3 (truth in the inference class): does the region contain the true
-  function? A true parameter between grid nodes (p = 0.75) counts as covered
-  when the set holds the node nearest to it.
+* every truth is a node of the parameter grid, numbered from 1 as the scripts
+  do (:data:`REFERENCE_NODES`): PI nodes 3, 31, 61 (xi = 1, 15, 30), EI nodes
+  1, 31, 61 (xi = 0, 15, 30), UCB nodes 1, 31, 61 (p = 0.5, 0.745, 0.99; the
+  table prints 0.75);
+* gamma is a node of the gamma grid. The scripts compute it as the node
+  nearest the mean of the study's u fits' MAP gammas, each rounded to 2
+  decimals (:func:`study_gamma`), which with the saved u fits
+  (``acquisition_fits.rds``) is 0.2814. The saved replicates were not made
+  with that value: their gamma-coverage column at n_obs = 1000, which is very
+  sensitive to gamma, matches 0.2555 (the node nearest the appendix text's
+  0.25) and is far below it at 0.2814 (``models/simulation/README.md``). The
+  default is therefore the node nearest 0.25 (:func:`nearest_gamma_node`);
+  ``gamma=study_gamma(...)`` gives the scripts' formula;
+* the credible set holds the joint (family, parameter, gamma) cells in
+  decreasing posterior order up to and including the first at which the
+  cumulative mass reaches 0.95; the truth is covered when its parameter lies
+  between the smallest and the largest parameter of its family among those
+  cells (``rule="range"``; a family absent from the set does not cover), and
+  gamma is covered when it lies between the smallest and largest gamma of the
+  set (the second column of the saved replicates).
+
+``"text"`` -- appendix C as its text describes it: the printed truths
+(:data:`PAPER_CELLS`), gamma = 0.25, and a truth covered when its own cell
+(the node nearest to it, any gamma) is in the joint 95% set (``rule="cell"``).
+
+Both accept ``region="marginal"``: gamma summed out first, so the set is one of
+acquisition functions (:meth:`GridFit.credible_set`); that lowers coverage
+at n_obs = 10 and 100 and is not what the paper did.
+
+* Table 3 (truth in the inference class): does the set cover the truth?
 * Table 4 (generating family omitted from the inference class): does the set
   contain any function of each of the two other families?
 
@@ -46,9 +65,16 @@ import pandas as pd
 from ibo_pymc.grid.engine import credible_cells
 from ibo_pymc.simulate.moves import Truth, simulate_moves
 
-#: the generating functions of the paper's appendix C
+#: the generating functions as appendix C's text prints them
 PAPER_CELLS = {"PI": (1.0, 15.0, 30.0), "EI": (0.0, 15.0, 30.0), "UCB": (0.5, 0.75, 0.99)}
+#: the parameter-grid nodes (numbered from 1) the reference scripts generated Table 3 from
+REFERENCE_NODES = {"PI": (3, 31, 61), "EI": (1, 31, 61), "UCB": (1, 31, 61)}
 PAPER_N_OBS = (10, 100, 1000)
+#: protocol -> (truths, default gamma, coverage rule); see the module docstring
+PROTOCOLS = {"reference": ("nodes", "node", "range"), "text": ("printed", "stated", "cell")}
+#: the generating gamma appendix C's text states
+STATED_GAMMA = 0.25
+RULES = ("range", "cell")
 _FAMILY_CODES = {"PI": 0, "EI": 1, "UCB": 2}
 #: credible regions: "joint" = highest-mass (family, parameter, gamma) cells; "marginal" = gamma summed out first
 REGIONS = ("joint", "marginal")
@@ -71,7 +97,8 @@ class CoverageCell:
     n_obs: int
     reps: int
     omit: bool
-    hits: dict  # "truth" or another family -> number of replicates covered
+    hits: dict  # "truth", "gamma" or another family -> number of replicates covered
+    gamma: float = float("nan")
 
     def rate(self, key: str = "truth") -> float:
         return self.hits[key] / self.reps
@@ -82,7 +109,8 @@ class CoverageCell:
 
     def rows(self) -> list[dict]:
         return [
-            {"family": self.family, "param": self.param, "n_obs": self.n_obs, "omit": self.omit, "covered": k,
+            {"family": self.family, "param": self.param, "gamma": self.gamma, "n_obs": self.n_obs, "omit": self.omit,
+             "covered": k,
              "coverage": self.rate(k), "mcse": self.mcse(k), "reps": self.reps}
             for k in self.hits
         ]
@@ -97,34 +125,108 @@ def _credible_region(fit, mass: float, region: str) -> dict:
     return dict(zip(fit.coords["family"], keep))
 
 
+def covers(fit, family: str, param: float, mass: float = 0.95, *, rule: str = "range", region: str = "joint") -> bool:
+    """Whether the ``mass`` credible set of a grid fit covers ``family(param)`` (module docstring, rules)."""
+    keep = _credible_region(fit, mass, region)[family]
+    rows = keep.reshape(keep.shape[0], -1).any(axis=1)  # parameter nodes with a cell in the set
+    nodes = fit.config.tables.params(family)
+    if rule == "cell":
+        return bool(rows[int(np.argmin(np.abs(nodes - param)))])
+    if not rows.any():
+        return False
+    inside = nodes[rows]
+    return bool(inside.min() - 1e-12 <= param <= inside.max() + 1e-12)
+
+
+def covers_gamma(fit, gamma: float, mass: float = 0.95) -> bool:
+    """Whether gamma lies between the smallest and largest gamma of the joint credible set's cells."""
+    post = fit.posterior
+    keep = credible_cells(post.values, mass)
+    axis = post.dims.index("gamma")
+    g = np.asarray(fit.coords["gamma"])[np.moveaxis(keep, axis, -1).reshape(-1, keep.shape[axis]).any(axis=0)]
+    return bool(g.min() - 1e-12 <= gamma <= g.max() + 1e-12)
+
+
 def _replicate_batch(args):
-    family, param, n_obs, omit, seeds, mass, preset, region = args
+    family, param, n_obs, omit, seeds, mass, gamma, rule, region, exact = args
     from ibo_pymc.forward.argmax import load_tables
     from ibo_pymc.grid.engine import GridConfig, fit_grid
 
-    config = GridConfig.published() if preset == "published" else GridConfig()
+    config = GridConfig()
     full = load_tables(config.tables)
     others = tuple(f for f in full.config.families if f != family)
     tables = subset_tables(full, others) if omit else full
-    nodes = full.config.params(family)
-    node = int(np.argmin(np.abs(nodes - param)))
-    hits = {f: 0 for f in others} if omit else {"truth": 0}
+    hits = {f: 0 for f in others} if omit else {"truth": 0, "gamma": 0}
     for s in seeds:
         rng = np.random.default_rng(s)
-        obs = simulate_moves(Truth(family, param, gamma=0.25, w=0.5), n_obs, rng, tables=full, exact=True)
+        obs = simulate_moves(Truth(family, param, gamma=gamma, w=0.5), n_obs, rng, tables=full, exact=exact)
         fit = fit_grid(obs.delta_r1, obs.theta2, "u", config=config, tables=tables)
-        keep = _credible_region(fit, mass, region)
         if omit:
+            keep = _credible_region(fit, mass, region)
             for f in others:
                 hits[f] += bool(keep[f].any())
         else:
-            hits["truth"] += bool(keep[family][node].any())
+            hits["truth"] += covers(fit, family, param, mass, rule=rule, region=region)
+            hits["gamma"] += covers_gamma(fit, gamma, mass)
     return hits
 
 
-def coverage(family: str, param: float, n_obs: int, reps: int, *, seed: int = 0, omit: bool = False, mass: float = 0.95,
-             preset: str = "corrected", region: str = "joint", workers: int | None = None, progress=None) -> CoverageCell:
-    """Coverage of one cell of Table 3 (``omit=False``) or Table 4 (``omit=True``)."""
+def study_gamma(subjects, *, config=None) -> float:
+    """The reference scripts' formula for gamma, from a study's subjects (:class:`SubjectObservations`).
+
+    Each subject is fitted with model u by the grid method; the MAP gammas,
+    each rounded to 2 decimals, are averaged; the result is the node of the
+    gamma grid nearest that mean. On the paper's training split it is 0.2814
+    (index 21 of the 61-node grid, counting from 0). The saved replicates of
+    Table 3 were made with another value (module docstring).
+    """
+    from ibo_pymc.forward.argmax import load_tables
+    from ibo_pymc.grid.engine import GridConfig, fit_grid
+
+    config = config or GridConfig()
+    tables = load_tables(config.tables)
+    maps = [round(float(fit_grid(o.delta_r1, o.theta2, "u", config=config, tables=tables).map["gamma"]), 2)
+            for o in subjects]
+    if not maps:
+        raise ValueError("no subjects to take gamma from")
+    return float(config.gamma[int(np.argmin(np.abs(config.gamma - np.mean(maps))))])
+
+
+def nearest_gamma_node(value: float = STATED_GAMMA, *, config=None) -> float:
+    """The node of the gamma grid nearest ``value`` (0.2555 for the stated 0.25)."""
+    from ibo_pymc.grid.engine import GridConfig
+
+    grid = (config or GridConfig()).gamma
+    return float(grid[int(np.argmin(np.abs(grid - value)))])
+
+
+def protocol_gamma(protocol: str = "reference") -> float:
+    """The generating gamma of a protocol: the grid node nearest 0.25 (reference) or 0.25 itself (text)."""
+    truths(protocol)  # checks the name
+    return nearest_gamma_node() if PROTOCOLS[protocol][1] == "node" else STATED_GAMMA
+
+
+def truths(protocol: str = "reference") -> dict:
+    """Family -> the three generating parameters of ``protocol``."""
+    from ibo_pymc.forward.argmax import TableConfig
+
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    if PROTOCOLS[protocol][0] == "printed":
+        return dict(PAPER_CELLS)
+    cfg = TableConfig()
+    return {f: tuple(float(cfg.params(f)[k - 1]) for k in nodes) for f, nodes in REFERENCE_NODES.items()}
+
+
+def coverage(family: str, param: float, n_obs: int, reps: int, *, gamma: float, seed: int = 0, omit: bool = False,
+             mass: float = 0.95, rule: str = "range", region: str = "joint", exact: bool = True,
+             workers: int | None = None, progress=None) -> CoverageCell:
+    """Coverage of one cell of Table 3 (``omit=False``: keys ``truth`` and ``gamma``) or Table 4 (``omit=True``).
+
+    ``gamma`` is the generating scale (:func:`protocol_gamma`).
+    ``exact=False`` draws theta2 around the tables' interpolated curve instead of
+    the exact argmax at each delta_r1 (a diagnostic: it removes the curve misfit).
+    """
     from ibo_pymc.forward.acquisition import get_family
 
     lo, hi = get_family(family).bounds
@@ -140,7 +242,11 @@ def coverage(family: str, param: float, n_obs: int, reps: int, *, seed: int = 0,
     batches = [seeds[i::n_batches] for i in range(n_batches)]
     if region not in REGIONS:
         raise ValueError(f"unknown region {region!r}; expected one of {', '.join(REGIONS)}")
-    jobs = [(family, param, n_obs, omit, b, mass, preset, region) for b in batches]
+    if rule not in RULES:
+        raise ValueError(f"unknown coverage rule {rule!r}; expected one of {', '.join(RULES)}")
+    if not 0 < gamma:
+        raise ValueError(f"gamma must be > 0, got {gamma}")
+    jobs = [(family, param, n_obs, omit, b, mass, float(gamma), rule, region, bool(exact)) for b in batches]
     total = None
     done = 0
     if workers == 1:
@@ -157,17 +263,21 @@ def coverage(family: str, param: float, n_obs: int, reps: int, *, seed: int = 0,
     finally:
         if workers != 1:
             ex.shutdown()
-    return CoverageCell(family, float(param), int(n_obs), int(reps), bool(omit), total)
+    return CoverageCell(family, float(param), int(n_obs), int(reps), bool(omit), total, float(gamma))
 
 
-def paper_table(reps: int, *, omit: bool = False, seed: int = 0, workers: int | None = None, preset: str = "corrected",
-                region: str = "joint", progress=None) -> pd.DataFrame:
-    """All 27 cells of Table 3 (or Table 4 with ``omit``) as rows."""
+def paper_table(reps: int, *, gamma: float | None = None, protocol: str = "reference", omit: bool = False, seed: int = 0,
+                workers: int | None = None, rule: str | None = None, region: str = "joint", progress=None) -> pd.DataFrame:
+    """All 27 cells of Table 3 (or Table 4 with ``omit``) as rows, with the truths and rule of ``protocol``."""
+    points = truths(protocol)
+    rule = rule or PROTOCOLS[protocol][2]
+    gamma = protocol_gamma(protocol) if gamma is None else gamma
     rows = []
-    for fam, params in PAPER_CELLS.items():
+    for fam, params in points.items():
         for p in params:
             for n in PAPER_N_OBS:
-                cell = coverage(fam, p, n, reps, seed=seed, omit=omit, workers=workers, preset=preset, region=region)
+                cell = coverage(fam, p, n, reps, gamma=gamma, seed=seed, omit=omit, workers=workers, rule=rule,
+                                region=region)
                 rows += cell.rows()
                 if progress:
                     progress(cell)

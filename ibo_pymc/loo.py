@@ -1,0 +1,202 @@
+"""PSIS-LOO of a sampled fit, computed per mixture component, with moment matching.
+
+A fit's posterior is a mixture of conditional posteriors, one per component
+``c`` (a family, or a stratum of one), weighted by ``P(c | y)`` (the
+``component_probability`` attribute, from the bridge-sampled evidences). The
+leave-one-round-out predictive density of round ``i`` decomposes exactly over
+the components::
+
+    1 / p(y_i | y_-i) = sum_c P(c | y) / p(y_i | y_-i, c)
+
+so each ``p(y_i | y_-i, c)`` is estimated by PSIS on component ``c``'s own NUTS
+draws (the ``conditional_posterior`` group), where the importance ratios are
+far better behaved than on the pooled draws (a round that contradicts one
+family no longer throws huge weights onto that family's few draws). The
+weight of component ``c`` in round ``i``'s estimate is its leave-one-out
+probability ``P(c | y_-i)``; the Pareto k reported for round ``i`` is the
+largest k among the components with ``P(c | y_-i)`` at least the fit's
+``relevance`` (0.001 by default; a less probable component moves
+``elpd_i`` by less than 0.001 even if its own estimate were off by 100%).
+
+Components whose PSIS k exceeds the threshold (0.7) in a round where they
+matter are moment-matched (Paananen et al. 2021, Statistics and Computing 31:16;
+:func:`arviz_stats.loo_moment_match`) in the component's unconstrained space
+(logit of each parameter over its prior interval), where the posterior density
+is the likelihood times the uniform prior times the Jacobian. Rounds still
+above the threshold after that are refitted exactly by
+:func:`ibo_pymc.compare.reliable_loo`.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+from scipy.special import logsumexp
+
+from ibo_pymc.model import pointwise
+from ibo_pymc.model.builder import Component
+
+#: Pareto k above which a PSIS estimate is not trusted (Vehtari et al. 2024).
+K_THRESHOLD = 0.7
+
+_HANDLED = (
+    # every one of these is acted on here: high k goes to moment matching, then to exact refits
+    "Estimated shape parameter of Pareto",
+    r"Observation \d+: Moment matching did not improve",
+    "After Moment Matching",
+    "Maximum number of moment matching iterations",
+    "No Pareto k values exceed the threshold",
+)
+
+
+@contextmanager
+def _quiet_pareto():
+    with warnings.catch_warnings():
+        for text in _HANDLED:
+            warnings.filterwarnings("ignore", message=text, category=UserWarning)
+        yield
+
+
+@dataclass
+class ComponentLOO:
+    """Pointwise LOO of one component: ``elpd_i``, ``pareto_k`` and ``lppd_i`` in the subject's round order."""
+
+    component: Component
+    log_probability: float
+    elpd_i: np.ndarray
+    pareto_k: np.ndarray
+    lppd_i: np.ndarray
+    n_moment_matched: int = 0
+
+
+def components(idata) -> list[Component]:
+    """The mixture components of a saved fit (``components`` attribute)."""
+    return [
+        Component(d["family"], tuple(tuple(v) for v in d["limits"]), int(d["stratum"]), int(d["n_strata"]))
+        for d in json.loads(idata.posterior.attrs["components"])
+    ]
+
+
+def component_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRESHOLD) -> list[ComponentLOO]:
+    """PSIS-LOO of every component of a fitted :class:`~ibo_pymc.model.fit.IBOModel`.
+
+    With ``moment_match``, a component is moment-matched when one of its rounds
+    has k above ``k_threshold`` and the component matters for that round
+    (leave-one-out probability at least the fit's ``relevance``).
+    """
+    import arviz_stats
+
+    from ibo_pymc.model.fit import _log_jacobian_prior
+
+    idata = fit.idata
+    comps = components(idata)
+    probs = json.loads(idata.posterior.attrs["component_probability"])
+    cond = {n: np.asarray(idata.conditional_posterior[n].values, float) for n in idata.conditional_posterior.data_vars}
+    order = fit.sd.order
+
+    def subject_order(a):
+        out = np.empty_like(a)
+        out[..., order] = a
+        return out
+
+    out, per = [], []
+    for k, c in enumerate(comps):
+        d = fit._component_draws(comps, cond, k)
+        z = fit._unconstrained(c, d)
+        n_par = z.shape[-1]
+
+        def loglik(dd, c=c):
+            return subject_order(pointwise.loglik(fit.sd, c.family, dd["param"], dd["tau_neg"], dd["tau_pos"], dd["gamma"], dd["w"]))
+
+        def log_prob_upars(u, c=c, n_par=n_par, loglik=loglik):
+            zz = u.values.reshape(-1, n_par)
+            v = loglik(fit._from_unconstrained(c, zz)).sum(-1) + _log_jacobian_prior(zz).sum(-1)
+            return xr.DataArray(v.reshape(u.shape[:2]), dims=("chain", "draw"))
+
+        def log_lik_i_upars(u, i, c=c, n_par=n_par, loglik=loglik):
+            zz = u.values.reshape(-1, n_par)
+            v = loglik(fit._from_unconstrained(c, zz))[:, i]
+            return xr.DataArray(v.reshape(u.shape[:2]), dims=("chain", "draw"))
+
+        ll = loglik(d)  # (chain, draw, round)
+        data = _component_data(z, ll)
+        with _quiet_pareto():
+            lo = arviz_stats.loo(data, pointwise=True, var_name="theta2")
+        p = float(probs[c.label])
+        lppd = logsumexp(ll.reshape(-1, ll.shape[-1]), axis=0) - np.log(ll.shape[0] * ll.shape[1])
+        out.append(
+            ComponentLOO(c, np.log(p) if p > 0 else -np.inf, np.asarray(lo.elpd_i.values, float),
+                         np.asarray(lo.pareto_k.values, float), lppd)
+        )
+        per.append((data, lo, log_prob_upars, log_lik_i_upars, z))
+    if moment_match:
+        relevance = float(fit.config.relevance)
+        share = loo_probabilities(out)
+        for k, (data, lo, lp, lli, z) in enumerate(per):
+            bad = (out[k].pareto_k > k_threshold) & (share[k] >= relevance)
+            if not bad.any():
+                continue
+            upars = xr.DataArray(z, dims=("chain", "draw", "upars"))
+            with _quiet_pareto(), np.errstate(over="ignore", under="ignore"):
+                mm = arviz_stats.loo_moment_match(data, lo, lp, lli, upars=upars, k_threshold=k_threshold,
+                                                  pointwise=True, var_name="theta2")
+            new_k = np.asarray(mm.pareto_k.values, float)
+            out[k].n_moment_matched = int(((out[k].pareto_k > k_threshold) & (new_k < out[k].pareto_k)).sum())
+            out[k].elpd_i = np.asarray(mm.elpd_i.values, float)
+            out[k].pareto_k = new_k
+    return out
+
+
+def _component_data(z, ll):
+    import arviz as az
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return az.InferenceData(
+            posterior=xr.Dataset({"upars": (("chain", "draw", "upar"), z)}),
+            log_likelihood=xr.Dataset({"theta2": (("chain", "draw", "round"), ll)}),
+        )
+
+
+def loo_probabilities(parts: list[ComponentLOO]) -> np.ndarray:
+    """``P(c | y_-i)`` of every component and round: shape (components, rounds)."""
+    a = np.array([p.log_probability for p in parts])[:, None] - np.stack([p.elpd_i for p in parts])
+    return np.exp(a - logsumexp(a, axis=0))
+
+
+def combine(parts: list[ComponentLOO], relevance: float):
+    """Pointwise ``(elpd_i, pareto_k, lppd_i)`` of the mixture from its components' estimates."""
+    lp = np.array([p.log_probability for p in parts])[:, None]
+    elpd_i = -logsumexp(lp - np.stack([p.elpd_i for p in parts]), axis=0)
+    share = loo_probabilities(parts)
+    k = np.where(share >= relevance, np.stack([p.pareto_k for p in parts]), -np.inf).max(axis=0)
+    lppd_i = logsumexp(lp + np.stack([p.lppd_i for p in parts]), axis=0)
+    return elpd_i, k, lppd_i
+
+
+def mixture_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRESHOLD):
+    """PSIS-LOO of a fit from its components (module docstring), as an :class:`arviz.ELPDData`.
+
+    The result works with :func:`arviz.compare` and :func:`arviz.reloo`; its
+    ``pareto_k`` is the k of each round's estimate, ``n_moment_matched`` (an
+    extra entry) counts the (component, round) estimates moment matching improved.
+    """
+    import arviz as az
+
+    parts = component_loo(fit, moment_match=moment_match, k_threshold=k_threshold)
+    elpd_i, k, lppd_i = combine(parts, float(fit.config.relevance))
+    with _quiet_pareto():
+        loo = az.loo(fit.idata, pointwise=True)  # the container (and n_samples, scale, good_k) for the estimate
+    loo.loo_i.values[:] = elpd_i
+    loo.pareto_k.values[:] = k
+    loo["elpd_loo"] = float(elpd_i.sum())
+    loo["se"] = float(np.sqrt(len(elpd_i) * np.var(elpd_i)))
+    loo["p_loo"] = float(lppd_i.sum() - elpd_i.sum())
+    loo["warning"] = bool((k > k_threshold).any())
+    loo["n_moment_matched"] = int(sum(p.n_moment_matched for p in parts))
+    return loo

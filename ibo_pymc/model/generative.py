@@ -1,0 +1,120 @@
+"""The generative PyMC model of one subject (SPEC section 7).
+
+::
+
+    family            ~ Categorical(1/F, ..., 1/F)          over the families (PI, EI, UCB)
+    xi_pi, xi_ei, ... ~ Uniform(family's bounds)            one shape parameter per family
+    gamma, w, tau...  ~ Uniform(SPEC section 7)
+    theta*_i          = lookup(family, its parameter, tau_i; delta_r1_i)
+    theta2_i          ~ w WC(theta*_i, gamma) + (1 - w) WC(-theta*_i, gamma)   (CustomDist)
+
+with ``tau_i`` = 0 (u), tau (ũ), or tau^- / tau^+ by the sign of delta_r1 (ũ±).
+``theta2`` is an observed :func:`~ibo_pymc.model.likelihood.WrappedCauchyMixture`,
+so ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive`` draw
+from the model itself. With ``marginalized=True`` the family is summed out by
+:func:`pymc_extras.marginalize` (its log-density is then the paper's
+``logsumexp_k(log 1/F + sum_i log p(theta2_i | k, params))``, equal to
+:func:`~ibo_pymc.model.builder.build_model`'s, tested), and
+:func:`pymc_extras.recover_marginals` gives per-draw family probabilities.
+
+The model is fitted by :class:`~ibo_pymc.model.fit.IBOModel` (conditional fits
+per family, bridge-sampled evidences, strata), which converges where NUTS on
+the marginal model does not; this module is the model's definition, used to
+validate that method and to draw predictions:
+:func:`posterior_predictive` draws theta2 for a fit's posterior draws with
+``pm.sample_posterior_predictive`` on this model.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ibo_pymc.forward.acquisition import get_family
+from ibo_pymc.model.builder import SubjectData, prior_bounds, tau_names
+from ibo_pymc.model.likelihood import WrappedCauchyMixture
+from ibo_pymc.model.lookup import lookup_pytensor
+
+
+def _subject_order_tables(sd: SubjectData) -> np.ndarray:
+    """The round tables (family, param, tau, round) with rounds in the subject's order."""
+    inv = np.empty_like(sd.order)
+    inv[sd.order] = np.arange(len(sd.order))
+    return np.ascontiguousarray(sd.rt.values[..., inv])
+
+
+def generative_model(obs, model: str = "tau_pm", *, tables=None, marginalized: bool = True):
+    """The generative model of a subject's rounds (module docstring).
+
+    ``obs`` is a :class:`~ibo_pymc.data.rounds.SubjectObservations` (or a prepared
+    :class:`SubjectData`); ``marginalized=False`` keeps ``family`` as a
+    Categorical variable (for prior and posterior predictive draws).
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    sd = obs if isinstance(obs, SubjectData) else SubjectData.prepare(obs, model, tables)
+    model = sd.model
+    fams = sd.families
+    rt = sd.rt
+    T = _subject_order_tables(sd)
+    d = np.asarray(sd.obs.delta_r1, float)
+    coords = {"family": list(fams), "round": np.asarray(sd.obs.session_id)}
+    with pm.Model(coords=coords) as m:
+        family = pm.Categorical("family", p=np.full(len(fams), 1.0 / len(fams)))
+        params = [pm.Uniform(get_family(f).var_name, *map(float, get_family(f).bounds)) for f in fams]
+        gamma = pm.Uniform("gamma", *prior_bounds("gamma"))
+        w = pm.Uniform("w", *prior_bounds("w"))
+        taus = [pm.Uniform(n, *prior_bounds(n)) for n in tau_names(model)]
+        if model == "u":
+            tau_neg = tau_pos = pt.constant(0.0)
+        elif model == "tau":
+            tau_neg = tau_pos = taus[0]
+        else:
+            tau_neg, tau_pos = taus
+        neg = pt.constant(d < 0)
+        curves = []
+        for k, p in enumerate(params):
+            Tk = pt.constant(T[k])
+            kw = {"param_lo": float(rt.param_lo[k]), "param_step": float(rt.param_step[k]), "tau_step": float(rt.tau_step)}
+            pos = lookup_pytensor(Tk, p, tau_pos, **kw)
+            curves.append(pos if model != "tau_pm" else pt.switch(neg, lookup_pytensor(Tk, p, tau_neg, **kw), pos))
+        theta_star = pt.stack(curves)[family]  # no Deterministic: marginalize refuses dependents of the family
+        WrappedCauchyMixture("theta2", theta_star, gamma, w, observed=np.asarray(sd.obs.theta2, float), dims="round")
+    if marginalized:
+        from pymc_extras import marginalize
+
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*experimental", category=UserWarning)
+            m = marginalize(m, ["family"])
+    return m
+
+
+def posterior_predictive(idata, *, tables=None, random_seed=None):
+    """theta2 drawn by ``pm.sample_posterior_predictive`` on the generative model, at a fit's posterior draws.
+
+    ``idata`` is a fit's InferenceData (:class:`~ibo_pymc.model.fit.IBOModel`);
+    each draw's family is its ``family_draw``. Returns an ``xarray.DataArray``
+    (chain, draw, round).
+    """
+    import arviz as az
+    import pymc as pm
+
+    from ibo_pymc.data.rounds import SubjectObservations
+
+    post = idata.posterior
+    const = idata.constant_data
+    obs = SubjectObservations(
+        subject=int(post.attrs["subject"]), user_id=int(post.attrs.get("user_id", post.attrs["subject"])),
+        session_id=np.asarray(const["round"].values), round_index=np.asarray(const["round_index"].values),
+        delta_r1=np.asarray(const["delta_r1"].values, float), theta2=np.asarray(idata.observed_data["theta2"].values, float),
+    )
+    m = generative_model(obs, post.attrs["model"], tables=tables, marginalized=False)
+    free = [v.name for v in m.free_RVs if v.name != "family"]
+    trace = post[free].assign(family=post["family_draw"])
+    with m, warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        pp = pm.sample_posterior_predictive(az.InferenceData(posterior=trace), var_names=["theta2"],
+                                            random_seed=random_seed, progressbar=False)
+    return pp.posterior_predictive["theta2"]
