@@ -11,11 +11,11 @@ import argparse
 import os
 import time
 
-from ibo_pymc.circular import wrapped_cauchy_mixture_logpdf
 from ibo_pymc.data import load_hotspot, load_split
 from ibo_pymc.forward import load_tables
 from ibo_pymc.grid import GridConfig, fit_grid
 from ibo_pymc.grid.reproduce import reproduce
+from ibo_pymc.kernel import logpdf as wrapped_cauchy_mixture_logpdf
 
 
 def dense_pass(tables, cfg, d, x) -> float:

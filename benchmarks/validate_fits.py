@@ -4,7 +4,7 @@
 
 FOLDER holds fits written by ``ibo-sample --subject all --model M --out FOLDER``
 (files ``subject-NN-M.nc``). For each fit this computes the fine-grid
-posterior of the continuous model (:mod:`ibo_pymc.grid.fine`) and compares:
+posterior of the continuous model (:mod:`ibo_pymc.model.fine_grid`) and compares:
 family probabilities within 0.02; posterior means of gamma, w and tau /
 tau^-, tau^+ within 3 Monte-Carlo standard errors plus one final grid cell.
 It prints one line per fit and a total, and writes every comparison row.
@@ -26,8 +26,8 @@ def main() -> int:
     ap.add_argument("--csv", type=Path, default=None)
     args = ap.parse_args()
 
-    from ibo_pymc.grid.fine import compare_fit, fine_grid_posterior
     from ibo_pymc.io import atomic_path
+    from ibo_pymc.model.fine_grid import compare_fit, fine_grid_posterior
     from ibo_pymc.model.fit import IBOModel
 
     # the fits of all rounds (ibo-compare also writes subject-NN-MODEL-train.nc: not these)

@@ -29,8 +29,8 @@ import pandas as pd
 
 from ibo_pymc.data.rounds import SubjectObservations
 from ibo_pymc.forward.argmax import TABLE_FORMAT
+from ibo_pymc.forward.variants import MODELS, get_variant
 from ibo_pymc.loo import K_THRESHOLD, mixture_loo
-from ibo_pymc.model.builder import MODELS
 
 COLUMNS = ("subject", "model", "elpd_loo", "se", "p_loo", "elpd_diff", "weight", "max_pareto_k", "n_refit",
            "holdout_lppd")
@@ -186,12 +186,7 @@ def heldout_loglik(idata, test: SubjectObservations, *, tables=None) -> np.ndarr
     flat = {v: post[v].values.reshape(-1) for v in post.data_vars if post[v].ndim == 2}
     fams = post["family_draw"].attrs["labels"].split(",")
     S = len(flat["gamma"])
-    if model == "u":
-        tn = tp = np.zeros(S)
-    elif model == "tau":
-        tn = tp = flat["tau"]
-    else:
-        tn, tp = flat["tau_neg"], flat["tau_pos"]
+    tn, tp = get_variant(model).tau_pair(flat)
     ll = np.empty((S, test.n_rounds))
     for k, f in enumerate(fams):
         m = flat["family_draw"] == k
@@ -204,7 +199,9 @@ def heldout_loglik(idata, test: SubjectObservations, *, tables=None) -> np.ndarr
 
 
 def fit_path(folder, subject: int, model: str, tag: str = "") -> Path:
-    return Path(folder) / f"subject-{subject:02d}-{model}{tag}.nc"
+    from ibo_pymc.model.fit import fit_file_name
+
+    return Path(folder) / fit_file_name(subject, model, tag)
 
 
 def _same_rounds(m, obs: SubjectObservations) -> bool:
@@ -214,19 +211,21 @@ def _same_rounds(m, obs: SubjectObservations) -> bool:
 
 
 def fit_or_load(obs: SubjectObservations, model: str, folder, *, tag: str = "", config=None, progress: bool = False, log=None):
-    """A fit of ``obs`` under ``model``: the saved one in ``folder`` if it used the same rounds, else a new one (saved)."""
+    """A fit of ``obs`` under ``model``: the saved one in ``folder`` if it used the same rounds (and, when
+    ``config`` is given, the same configuration, by its hash), else a new one (saved)."""
     from ibo_pymc.model.fit import FitConfig, IBOModel
 
     path = fit_path(folder, obs.subject, model, tag)
+    cfg = FitConfig(model=model) if config is None else dataclasses.replace(config, model=model)
     if path.is_file():
         m = IBOModel.load(path)
         stale = m.table_format != TABLE_FORMAT
-        if m.config.model == model and _same_rounds(m, obs) and not stale:
+        other = config is not None and m.config.key() != cfg.key()
+        if m.config.model == model and _same_rounds(m, obs) and not stale and not other:
             return m
         if log:
-            why = "older argmax tables" if stale else "other rounds"
+            why = "older argmax tables" if stale else "another configuration" if other else "other rounds"
             log(f"{path} was fitted with {why}; fitting again")
-    cfg = FitConfig(model=model) if config is None else dataclasses.replace(config, model=model)
     m = IBOModel(obs, config=cfg)
     m.fit(progress=progress)
     m.save(path)

@@ -38,6 +38,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import logsumexp
 
+from ibo_pymc.forward.variants import log_density_unconstrained
 from ibo_pymc.model import pointwise
 from ibo_pymc.model.builder import Component
 
@@ -91,8 +92,6 @@ def component_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRE
     """
     import arviz_stats
 
-    from ibo_pymc.model.fit import _log_jacobian_prior
-
     idata = fit.idata
     comps = components(idata)
     probs = json.loads(idata.posterior.attrs["component_probability"])
@@ -115,7 +114,7 @@ def component_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRE
 
         def log_prob_upars(u, c=c, n_par=n_par, loglik=loglik):
             zz = u.values.reshape(-1, n_par)
-            v = loglik(fit._from_unconstrained(c, zz)).sum(-1) + _log_jacobian_prior(zz).sum(-1)
+            v = loglik(fit._from_unconstrained(c, zz)).sum(-1) + log_density_unconstrained(zz).sum(-1)
             return xr.DataArray(v.reshape(u.shape[:2]), dims=("chain", "draw"))
 
         def log_lik_i_upars(u, i, c=c, n_par=n_par, loglik=loglik):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ibo_pymc.circular import wrap_angle
+from ibo_pymc.forward.variants import get_variant
 
 
 def _arc_contains(arcs, x) -> np.ndarray:
@@ -133,12 +134,8 @@ def curve_draws(idata, delta_r1, *, n_draws: int | None = 1000, seed: int = 0, t
         tables = load_tables(TableConfig.from_dict(cfg) if cfg else None)
     rt = RoundTables.from_tables(tables, d, tuple(fams))
     fam = stacked["family_draw"][idx]
-    if model == "u":
-        tn = tp = np.zeros(len(idx))
-    elif model == "tau":
-        tn = tp = stacked["tau"][idx]
-    else:
-        tn, tp = stacked["tau_neg"][idx], stacked["tau_pos"][idx]
+    variant = get_variant(model)
+    tn, tp = variant.tau_pair({n: stacked[n][idx] for n in variant.taus}, like=idx)
     ts = np.zeros((len(idx), len(d)))
     for k, f in enumerate(fams):
         m = fam == k
@@ -168,14 +165,14 @@ def predictive_density(curves: dict, n_angles: int = 720) -> tuple[np.ndarray, n
     The average over the draws of each draw's wrapped-Cauchy mixture density
     (exact; no kernel estimate).
     """
-    from ibo_pymc.circular import wrapped_cauchy_mixture_logpdf
+    from ibo_pymc.kernel import logpdf
 
     step = 2 * np.pi / n_angles
     angles = -np.pi + step * (np.arange(n_angles) + 0.5)
     ts = curves["theta_star"]
     out = np.zeros((ts.shape[1], n_angles))
     for j in range(ts.shape[1]):
-        lp = wrapped_cauchy_mixture_logpdf(angles[None, :], ts[:, j, None], curves["gamma"][:, None], curves["w"][:, None])
+        lp = logpdf(angles[None, :], ts[:, j, None], curves["gamma"][:, None], curves["w"][:, None])
         out[j] = np.exp(lp).mean(axis=0)
     return angles, out
 

@@ -8,11 +8,17 @@ import numpy as np
 import pytest
 
 from ibo_pymc.compare import fit_or_load, heldout_lppd, loo_table, reliable_loo
-from ibo_pymc.loo import ComponentLOO, combine, component_loo, loo_probabilities, mixture_loo
-from ibo_pymc.model.builder import Component
 from ibo_pymc.data.rounds import SubjectObservations
 from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.forward.argmax import TABLE_FORMAT, load_tables
+from ibo_pymc.loo import (
+    ComponentLOO,
+    combine,
+    component_loo,
+    loo_probabilities,
+    mixture_loo,
+)
+from ibo_pymc.model.builder import Component
 from ibo_pymc.model.fit import FitConfig, IBOModel
 from ibo_pymc.model.likelihood import wc_mixture_logp_numpy, wc_mixture_random
 
@@ -100,6 +106,29 @@ def test_fit_or_load_reuses_only_fits_of_the_same_rounds_and_tables(fitted, monk
         fit_or_load(obs, "u", folder, log=said.append)
     assert said and "older argmax tables" in said[0]
     assert json.loads(stale.idata.posterior.attrs["config"])["model"] == "u"
+
+
+def test_a_saved_fit_is_refused_for_another_configuration(fitted, monkeypatch):
+    from ibo_pymc.errors import InputError
+
+    _, obs, folder, fits, _, _ = fitted
+    path = folder / "subject-03-tau.nc"
+    same = FitConfig(model="tau", **CFG)
+    other = FitConfig(model="tau", **{**CFG, "seed": CFG["seed"] + 1})
+    assert fits["tau"].idata.posterior.attrs["config_hash"] == same.key() != other.key()
+    assert IBOModel.load(path, config=same).config == same
+    with pytest.raises(InputError, match="another configuration.*seed 4 vs 5"):
+        IBOModel.load(path, config=other)
+
+    def no_fit(self, **kw):
+        raise AssertionError("refitted")
+
+    monkeypatch.setattr(IBOModel, "fit", no_fit)
+    assert fit_or_load(obs, "tau", folder, config=same).config == same
+    said = []
+    with pytest.raises(AssertionError, match="refitted"):
+        fit_or_load(obs, "tau", folder, config=other, log=said.append)
+    assert "another configuration" in said[0]
 
 
 def test_reliable_loo_refits_the_rounds_psis_cannot_estimate(fitted):

@@ -22,8 +22,8 @@ from ibo_pymc.forward import (
 )
 from ibo_pymc.forward.acquisition import (
     ei_log_value,
-    incumbent,
     ei_value,
+    incumbent,
     pi_log_value,
     pi_value,
     ucb_value,

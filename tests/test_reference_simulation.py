@@ -13,7 +13,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ibo_pymc.simulate.coverage import REFERENCE_NODES, covers, protocol_gamma, study_gamma, truths
+from ibo_pymc.simulate.coverage import (
+    REFERENCE_NODES,
+    covers,
+    protocol_gamma,
+    study_gamma,
+    truths,
+)
 from tests.paper_values import TABLE3
 from tests.test_reference import read_rds
 

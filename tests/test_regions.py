@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ibo_pymc.circular import wrap_angle, wrapped_cauchy_mixture_logpdf
+from ibo_pymc.circular import wrap_angle
+from ibo_pymc.kernel import logpdf as wrapped_cauchy_mixture_logpdf
 from ibo_pymc.model.likelihood import wc_mixture_random
 from ibo_pymc.regions import arc_length, arcs_contain, circular_hdi, density_hdi
 

@@ -13,13 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ibo_pymc.circular import (
-    wrap_angle,
-    wrapped_cauchy_mixture_logpdf,
-    wrapped_cauchy_pdf,
-)
+from ibo_pymc.circular import wrap_angle, wrapped_cauchy_pdf
 from ibo_pymc.data import read_raw_logs
 from ibo_pymc.errors import InputError
+from ibo_pymc.kernel import logpdf as wrapped_cauchy_mixture_logpdf
 from tests.logmaker import straight_then_turn, write_subject
 
 

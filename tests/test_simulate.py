@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import optimize
 
-from ibo_pymc.circular import wrapped_cauchy_mixture_logpdf
+from ibo_pymc.kernel import logpdf as wrapped_cauchy_mixture_logpdf
 from ibo_pymc.simulate.moves import Truth, simulate_moves
 
 
@@ -113,7 +113,8 @@ def test_task_simulator_logs_round_trip_through_the_data_layer(tmp_path, tables)
 
 def test_demo_cohort_is_the_documented_simulation(tmp_path, monkeypatch):
     """--data demo is exactly what `ibo-simulate demo` writes, generated into the per-user cache once."""
-    from ibo_pymc.data import load_hotspot, resolve_data_dir
+    from ibo_pymc.data import load_hotspot
+    from ibo_pymc.datasets import resolve_data_dir
     from ibo_pymc.simulate.task import DEMO_TRUTHS, write_demo
 
     monkeypatch.setenv("IBO_CACHE_DIR", str(tmp_path / "cache"))

@@ -79,8 +79,8 @@ def test_stratified_compiled_density_equals_pymc_model(model, tables):
 
 
 def test_fine_grid_kernel_matches_pointwise(tables):
-    from ibo_pymc.grid.fine import _grid_loglik
     from ibo_pymc.model import pointwise
+    from ibo_pymc.model.fine_grid import _grid_loglik
     from ibo_pymc.model.lookup import lookup_numpy
 
     sd = SubjectData.prepare(synthetic(40, tables=tables), "tau", tables)
@@ -99,7 +99,7 @@ def test_fine_grid_kernel_matches_pointwise(tables):
 
 def test_fine_grid_evidence_matches_brute_force(tables):
     """Model u (3 parameters): the refined rule against a dense grid over the whole prior."""
-    from ibo_pymc.grid.fine import _grid_loglik, fine_grid_family
+    from ibo_pymc.model.fine_grid import _grid_loglik, fine_grid_family
     from ibo_pymc.model.lookup import lookup_numpy
 
     sd = SubjectData.prepare(synthetic(60, family="PI", param=9.0, gamma=0.25, w=0.7, seed=8, tables=tables), "u", tables)
@@ -123,7 +123,7 @@ def test_fine_grid_evidence_matches_brute_force(tables):
 
 
 def test_small_fit_agrees_with_fine_grid(tables):
-    from ibo_pymc.grid.fine import compare_fit, fine_grid_posterior
+    from ibo_pymc.model.fine_grid import compare_fit, fine_grid_posterior
     from ibo_pymc.model.fit import IBOModel
 
     m = IBOModel(synthetic(120, family="PI", param=6.0, tau=(0.3, 0.3), gamma=0.3, w=0.75, seed=2, tables=tables), "tau", draws=400, tune=400, chains=2, seed=3)

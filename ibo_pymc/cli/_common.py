@@ -60,7 +60,8 @@ def fit_config(args, model: str = "tau_pm"):
 
 def load_subjects(args):
     """The data of ``--data`` and the subjects ``--subject`` names (a number in range, or all)."""
-    from ibo_pymc.data import load_hotspot, resolve_data_dir
+    from ibo_pymc.data import load_hotspot
+    from ibo_pymc.datasets import resolve_data_dir
 
     data = load_hotspot(resolve_data_dir(args.data))
     if args.subject == "all":

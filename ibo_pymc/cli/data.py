@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ibo_pymc.cli._common import ArgumentParser, add_data_option, run
-from ibo_pymc.data import fetch, load_hotspot, resolve_data_dir, verify
+from ibo_pymc.data import fetch, load_hotspot, verify
+from ibo_pymc.datasets import resolve_data_dir
 from ibo_pymc.errors import InputError
 from ibo_pymc.io import write_csv
 

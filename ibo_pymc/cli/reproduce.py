@@ -9,9 +9,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from ibo_pymc.cli._common import ArgumentParser, add_data_option, positive_int, run, seed_int
-from ibo_pymc.data import load_hotspot, load_split, random_split, resolve_data_dir
+from ibo_pymc.cli._common import (
+    ArgumentParser,
+    add_data_option,
+    positive_int,
+    run,
+    seed_int,
+)
+from ibo_pymc.data import load_hotspot, load_split, random_split
 from ibo_pymc.data.splits import split_frame
+from ibo_pymc.datasets import resolve_data_dir
 from ibo_pymc.grid.engine import GridConfig
 from ibo_pymc.grid.reproduce import reproduce
 from ibo_pymc.io import write_csv

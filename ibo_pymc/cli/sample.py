@@ -44,13 +44,17 @@ def build_parser() -> ArgumentParser:
         help=f"output NetCDF (one subject) or folder (--subject all); default ./{DEFAULT_DIR}/subject-NN-MODEL.nc "
         "under the current directory",
     )
-    p.add_argument("--strict", action="store_true", help="exit 3 if a fit misses R-hat <= 1.01 or ESS >= 400 (names the quantities)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 3 if a fit misses its convergence targets (FitConfig: R-hat <= 1.01, bulk and tail "
+                   "ESS >= 400; names the quantities)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     return p
 
 
 def fit_path(out: str | None, subject: int, model: str, many: bool) -> Path:
-    name = f"subject-{subject:02d}-{model}.nc"
+    from ibo_pymc.model.fit import fit_file_name
+
+    name = fit_file_name(subject, model)
     if out is None:
         return Path(DEFAULT_DIR) / name
     if many:
@@ -58,13 +62,6 @@ def fit_path(out: str | None, subject: int, model: str, many: bool) -> Path:
     if not out.endswith(".nc"):
         raise InputError(f"--out {out!r}: expected a file name ending in .nc", field="--out")
     return Path(out)
-
-
-def failing_quantities(diag: pd.DataFrame) -> list[str]:
-    """Checked quantities that miss R-hat <= 1.01 or bulk/tail ESS >= 400."""
-    d = diag[diag["checked"]]
-    bad = (d["r_hat"] > 1.01) | (d["ess_bulk"] < 400) | (d["ess_tail"] < 400)
-    return list(d.index[bad])
 
 
 def headline(diag: pd.DataFrame) -> str:
@@ -93,7 +90,7 @@ def print_fit(m, diag: pd.DataFrame, probs: dict, elapsed: float) -> None:
 def _main(argv: Sequence[str] | None) -> int:
     import json
 
-    from ibo_pymc.model.fit import FitConfig, IBOModel
+    from ibo_pymc.model.fit import FitConfig, IBOModel, failing_quantities
 
     args = build_parser().parse_args(argv)
     data, subjects = load_subjects(args)
@@ -112,7 +109,7 @@ def _main(argv: Sequence[str] | None) -> int:
         elapsed = time.perf_counter() - t0
         diag = m.diagnostics()
         probs = json.loads(m.idata.posterior.attrs["family_probability"])
-        bad = failing_quantities(diag)
+        bad = failing_quantities(diag, m.config)
         if not args.quiet:
             if many:
                 print(f"subject {s:2d} {args.model}: {elapsed:5.1f} s, {headline(diag)}"

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from ibo_pymc.cli._common import ArgumentParser, add_data_option, check_suffix, positive_int, run, seed_int
+from ibo_pymc.cli._common import (
+    ArgumentParser,
+    add_data_option,
+    check_suffix,
+    positive_int,
+    run,
+    seed_int,
+)
 from ibo_pymc.errors import InputError
 
 
@@ -88,7 +95,8 @@ def _gamma(args) -> float:
         return protocol_gamma(args.protocol)
     if args.gamma != "study":
         return float(args.gamma)
-    from ibo_pymc.data import load_hotspot, load_split, random_split, resolve_data_dir
+    from ibo_pymc.data import load_hotspot, load_split, random_split
+    from ibo_pymc.datasets import resolve_data_dir
 
     data = load_hotspot(resolve_data_dir(args.data))
     split = load_split(args.split, data) if args.split else random_split(data, seed=0)
@@ -116,7 +124,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     args = build_parser().parse_args(argv)
     if args.command == "demo":
-        from ibo_pymc.data.fetch import demo_dir
+        from ibo_pymc.datasets import demo_dir
         from ibo_pymc.simulate.task import (
             DEMO_ROUNDS,
             DEMO_TRUTHS,

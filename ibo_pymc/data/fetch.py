@@ -12,8 +12,8 @@ Where the data comes from, in order:
 3. the per-user cache (``IBO_CACHE_DIR``, else the platform cache folder
    ``.../ibo-pymc/hotspot_raw``), fetched on first use.
 
-``--data demo`` names the simulated demo cohort instead: it is generated
-(deterministically, offline) into the same cache on first use.
+``--data demo`` names the simulated demo cohort instead; that name is
+resolved above the simulator, in :mod:`ibo_pymc.datasets`.
 
 ``IBO_DATA_URL`` replaces the download base URL (a mirror, or a local test server).
 """
@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pooch
 
+from ibo_pymc.cache import raw_logs_dir
 from ibo_pymc.errors import InputError
 
 #: The public repository and the commit the registry hashes were taken from.
@@ -58,15 +59,9 @@ def base_url() -> str:
     return url if url.endswith("/") else url + "/"
 
 
-def cache_root() -> Path:
-    """The per-user cache folder of the package (``IBO_CACHE_DIR``, else the platform cache folder)."""
-    root = os.environ.get("IBO_CACHE_DIR")
-    return Path(root) if root else Path(pooch.os_cache("ibo-pymc"))
-
-
 def cache_dir() -> Path:
-    """The per-user cache folder of the raw logs."""
-    return cache_root() / "hotspot_raw"
+    """The per-user cache folder of the raw logs (:func:`ibo_pymc.cache.raw_logs_dir`)."""
+    return raw_logs_dir()
 
 
 def _sha256(path: Path) -> str:
@@ -151,24 +146,11 @@ def _check(folder: Path) -> dict[str, str]:
     return problems
 
 
-DEMO_NAME = "demo"
-
-
-def demo_dir() -> Path:
-    """Where ``--data demo`` finds the simulated demo cohort: the per-user cache, written there on first use
-    (it is simulated from the argmax tables, so each table format has its own folder)."""
-    from ibo_pymc.forward.argmax import TABLE_FORMAT
-
-    return cache_root() / f"demo-tables{TABLE_FORMAT}"
-
-
 def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -> Path:
-    """The folder of raw logs to use: ``data`` (``"demo"``: the simulated demo cohort), else
-    ``IBO_DATA_DIR``, else the (fetched) cache."""
-    if data is not None and str(data) == DEMO_NAME and not Path(data).exists():
-        from ibo_pymc.simulate.task import ensure_demo
+    """The folder of raw logs to use: ``data``, else ``IBO_DATA_DIR``, else the (fetched) cache.
 
-        return ensure_demo(demo_dir(), progress=progress)
+    Named datasets (``"demo"``) are resolved a layer up, by :func:`ibo_pymc.datasets.resolve_data_dir`.
+    """
     if data is not None:
         p = Path(data)
         if p.exists() and not p.is_dir():

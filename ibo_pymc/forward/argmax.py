@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -287,9 +286,9 @@ _MEMORY: dict[TableConfig, ArgmaxTables] = {}
 
 
 def table_cache_dir() -> Path:
-    from ibo_pymc.data.fetch import cache_dir
+    from ibo_pymc.cache import tables_dir
 
-    return Path(os.environ.get("IBO_TABLE_DIR") or cache_dir().parent / "tables")
+    return tables_dir()
 
 
 def load_tables(config: TableConfig | None = None, *, cache: bool = True) -> ArgmaxTables:

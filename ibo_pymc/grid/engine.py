@@ -42,11 +42,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ibo_pymc.circular import wrapped_cauchy_mixture_logpdf
 from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.forward.argmax import ArgmaxTables, TableConfig, load_tables
+from ibo_pymc.forward.variants import get_variant
+from ibo_pymc.kernel import block_length, bracket, log_norm, logpdf, sinh2_half
 
-MODELS = ("u", "tau", "tau_pm")
 #: Family preference on exact ties (see module docstring).
 TIE_ORDER = ("UCB", "PI", "EI")
 
@@ -66,14 +66,6 @@ class GridConfig:
     @property
     def gamma(self) -> np.ndarray:
         return np.linspace(self.gamma_min, self.gamma_max, self.n_gamma)
-
-
-def _check_model(model: str) -> str:
-    if model not in MODELS:
-        from ibo_pymc.errors import InputError
-
-        raise InputError(f"unknown model {model!r}; expected one of {', '.join(MODELS)}", field="model")
-    return model
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -96,12 +88,11 @@ def _row_loglik(rows, s_plus, s_minus, w, gamma):
     out = np.empty((R, G))
     x = np.empty(V)
     for g in range(G):
-        sh2 = math.sinh(0.5 * gamma[g]) ** 2
-        const = N * (math.log(math.sinh(gamma[g])) - math.log(4.0 * math.pi))
-        span = max(-math.log(sh2), math.log1p(sh2), 1.0)
-        block = max(1, min(64, int(680.0 / span)))
+        sh2 = sinh2_half(gamma[g])
+        const = N * log_norm(gamma[g])
+        block = block_length(sh2)
         for v in range(V):
-            x[v] = w[v] / (sh2 + s_plus[v]) + (1.0 - w[v]) / (sh2 + s_minus[v])
+            x[v] = bracket(sh2, s_plus[v], s_minus[v], w[v])
         for r in range(R):
             acc = 0.0
             for b0 in range(0, N, block):
@@ -166,8 +157,8 @@ class _Half:
         if self.n == 0:
             return np.zeros(0)
         ts = self.cell_curves[cell]
-        lp = wrapped_cauchy_mixture_logpdf(self.theta2, ts, gamma, 1.0)
-        lm = wrapped_cauchy_mixture_logpdf(self.theta2, ts, gamma, 0.0)
+        lp = logpdf(self.theta2, ts, gamma, 1.0)
+        lm = logpdf(self.theta2, ts, gamma, 0.0)
         return 1.0 / (1.0 + np.exp(lm - lp))
 
 
@@ -209,7 +200,7 @@ class GridFit:
     @functools.cached_property
     def log_likelihood(self) -> xr.DataArray:
         """Log-likelihood of every grid cell (with the final EM per-round weights)."""
-        if self.model == "tau_pm":
+        if get_variant(self.model).split_by_sign:
             ll = self.parts["neg"][:, :, :, None, :] + self.parts["pos"][:, :, None, :, :]
         else:
             ll = self.parts["all"]
@@ -258,14 +249,14 @@ class GridFit:
         """
         d = np.asarray(delta_r1, float)
         w = np.full(d.shape, self.w_em)
-        if self.model == "tau_pm":
+        if get_variant(self.model).split_by_sign:
             w = np.where(d < 0, self.w_em_half["neg"], self.w_em_half["pos"])
-        return wrapped_cauchy_mixture_logpdf(theta2, self.map_curve(d), self.map["gamma"], w)
+        return logpdf(theta2, self.map_curve(d), self.map["gamma"], w)
 
     def oos_loglik(self, delta_r1, theta2) -> float:
         """Held-out log-likelihood rounded as the paper does (2 decimals; per half for ũ±)."""
         lp = self.log_predictive(delta_r1, theta2)
-        if self.model != "tau_pm":
+        if not get_variant(self.model).split_by_sign:
             return round(float(lp.sum()), 2)
         neg = np.asarray(delta_r1) < 0
         return round(round(float(lp[neg].sum()), 2) + round(float(lp[~neg].sum()), 2), 2)
@@ -322,7 +313,8 @@ def fit_grid(
     subject: int | None = None,
 ) -> GridFit:
     """Grid posterior and EM mixture weight for one subject's (training) rounds."""
-    model = _check_model(model)
+    variant = get_variant(model)
+    model = variant.name
     config = config or GridConfig()
     tables = tables or load_tables(config.tables)
     tc = tables.config
@@ -333,7 +325,7 @@ def fit_grid(
     taus = tc.tau
     fam_rank = _tie_ranks(tc.families)
 
-    if model == "u":
+    if not variant.augmented:
         zero = int(np.argmin(np.abs(taus)))
         tau_idx = np.array([zero])
     else:
@@ -341,7 +333,7 @@ def fit_grid(
     K = len(tau_idx)
     tau_rank = -tau_idx.astype(float)  # larger tau first on ties
 
-    if model == "tau_pm":
+    if variant.split_by_sign:
         neg = d < 0
         halves = {"neg": _Half(tables, tau_idx, d[neg], x[neg]), "pos": _Half(tables, tau_idx, d[~neg], x[~neg])}
     else:
@@ -356,7 +348,7 @@ def fit_grid(
     ):
         weights = {h: w.copy() for h, w in new.items()}
         L = {h: halves[h].loglik(gamma, weights[h]).reshape(F, P, K, G) for h in halves}
-        if model == "tau_pm":
+        if variant.split_by_sign:
             f, p, kn, kp, g = _map_joint(L["neg"], L["pos"], fam_rank, tau_rank)
             cell_neg = np.ravel_multi_index((f, p, kn), (F, P, K))
             cell_pos = np.ravel_multi_index((f, p, kp), (F, P, K))
@@ -382,10 +374,10 @@ def fit_grid(
 
     fam = tc.families[map_idx[0]]
     params = tables.config.params(fam)
-    if model == "tau_pm":
+    if variant.split_by_sign:
         tn, tp = taus[tau_idx[map_idx[2]]], taus[tau_idx[map_idx[3]]]
         g = map_idx[4]
-    elif model == "tau":
+    elif variant.augmented:
         tn = tp = taus[tau_idx[map_idx[2]]]
         g = map_idx[3]
     else:
@@ -409,7 +401,7 @@ def fit_grid(
         "param": (("family", "param_index"), tc.param_matrix),
         "gamma": gamma,
     }
-    if model == "tau_pm":
+    if variant.split_by_sign:
         dims = ("family", "param_index", "tau_neg", "tau_pos", "gamma")
         coords.update(tau_neg=taus[tau_idx], tau_pos=taus[tau_idx])
     else:
@@ -426,7 +418,7 @@ def fit_grid(
         parts=L,
         map=map_cell,
         w_em=w_em,
-        w_em_half=w_half if model == "tau_pm" else {"neg": w_em, "pos": w_em},
+        w_em_half=w_half if variant.split_by_sign else {"neg": w_em, "pos": w_em},
         em_passes=passes,
         tables=tables,
     )
@@ -477,7 +469,7 @@ def sample_cells(fit: GridFit, n: int, rng: np.random.Generator, family: str, pa
     if not keep.any():  # a stratum narrower than a grid step: its nearest node
         keep[np.argmin(np.abs(params - 0.5 * (lo + hi)))] = True
     log_keep = np.where(keep, 0.0, -np.inf)
-    if fit.model == "tau_pm":
+    if get_variant(fit.model).split_by_sign:
         Ln, Lp = fit.parts["neg"][k], fit.parts["pos"][k]  # (P, K, G)
         mn, mp = Ln.max(axis=1, keepdims=True), Lp.max(axis=1, keepdims=True)
         en, ep = np.exp(Ln - mn), np.exp(Lp - mp)
@@ -507,6 +499,6 @@ def sample_cells(fit: GridFit, n: int, rng: np.random.Generator, family: str, pa
         return np.clip(v + rng.uniform(-0.5, 0.5, len(v)) * step, grid[0], grid[-1])
 
     tn = jitter(tn, taus)
-    tp = tn if fit.model != "tau_pm" else jitter(tp, taus)
+    tp = tn if not get_variant(fit.model).split_by_sign else jitter(tp, taus)
     param = np.clip(jitter(params[ip], params), lo, hi)
     return {"param": param, "gamma": jitter(gamma[ig], gamma), "tau_neg": tn, "tau_pos": tp}

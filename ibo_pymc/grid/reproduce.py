@@ -12,7 +12,8 @@ import pandas as pd
 from ibo_pymc.data.rounds import HotspotData, SubjectObservations
 from ibo_pymc.data.splits import Split
 from ibo_pymc.forward.argmax import load_tables
-from ibo_pymc.grid.engine import MODELS, GridConfig, fit_grid
+from ibo_pymc.forward.variants import MODELS, get_variant
+from ibo_pymc.grid.engine import GridConfig, fit_grid
 
 FITS_COLUMNS = ["model", "subject", "family", "param", "tau", "tau_neg", "tau_pos", "gamma", "w_em", "oos_loglik"]
 TABLE1_COLUMNS = ["subject", "u", "tau", "tau_pm"]
@@ -36,7 +37,8 @@ def fit_subject(train: SubjectObservations, test: SubjectObservations, config: G
     for model in MODELS:
         fit = fit_grid(train.delta_r1, train.theta2, model, config=config, tables=tables, subject=train.subject)
         m = fit.map
-        tau = 0.0 if model == "u" else m["tau_pos"] if model == "tau" else np.nan
+        variant = get_variant(model)
+        tau = np.nan if variant.split_by_sign else m["tau_pos"] if variant.augmented else 0.0
         rows.append(
             {
                 "model": model,

@@ -1,12 +1,14 @@
 """The sampled PyMC model (SPEC section 7).
 
 * :mod:`~ibo_pymc.model.lookup` -- the differentiable argmax lookup
-* :mod:`~ibo_pymc.model.likelihood` -- the wrapped-Cauchy mixture (PyTensor, ``pm.CustomDist``)
+* :mod:`~ibo_pymc.model.likelihood` -- the wrapped-Cauchy mixture as ``pm.CustomDist`` (density: :mod:`ibo_pymc.kernel`)
 * :mod:`~ibo_pymc.model.op` -- lookup + likelihood fused into one PyTensor Op with its gradient
 * :mod:`~ibo_pymc.model.builder` -- the PyMC model of a subject (marginal or stacked layout)
+* :mod:`~ibo_pymc.model.generative` -- the same model written generatively, family marginalised by pymc-extras
 * :mod:`~ibo_pymc.model.compiled` -- the same density as a cached C callback for nutpie
 * :mod:`~ibo_pymc.model.evidence` -- bridge sampling of each family's marginal likelihood
 * :mod:`~ibo_pymc.model.fit` -- :class:`IBOModel`: fit, summarise, save, load
+* :mod:`~ibo_pymc.model.fine_grid` -- the fine-grid posterior that validates the fits
 """
 
 from ibo_pymc.model.builder import build_model

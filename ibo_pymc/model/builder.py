@@ -40,25 +40,13 @@ import numpy as np
 from ibo_pymc.data.rounds import SubjectObservations
 from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.forward.argmax import ArgmaxTables, load_tables
+from ibo_pymc.forward.variants import MODELS, get_variant, prior_bounds, tau_names
+
+__all__ = ["LAYOUTS", "MODELS", "Component", "SubjectData", "build_model", "prior_bounds", "tau_names"]
 from ibo_pymc.model.lookup import RoundTables
 from ibo_pymc.model.op import half_angles
 
-MODELS = ("u", "tau", "tau_pm")
 LAYOUTS = ("marginal", "stacked")
-
-#: prior bounds of the shared parameters (SPEC section 7)
-GAMMA_BOUNDS = (0.01, float(np.pi / 4))
-TAU_BOUNDS = (0.0, float(np.pi / 2))
-W_BOUNDS = (0.0, 1.0)
-
-
-def prior_bounds(name: str) -> tuple[float, float]:
-    """Uniform prior interval of a shared parameter (gamma, w, tau, tau_neg, tau_pos)."""
-    return {"gamma": GAMMA_BOUNDS, "w": W_BOUNDS, "tau": TAU_BOUNDS, "tau_neg": TAU_BOUNDS, "tau_pos": TAU_BOUNDS}[name]
-
-
-def tau_names(model: str) -> tuple[str, ...]:
-    return {"u": (), "tau": ("tau",), "tau_pm": ("tau_neg", "tau_pos")}[model]
 
 
 def param_names(families) -> tuple[str, ...]:
@@ -162,20 +150,17 @@ class SubjectData:
 
     @classmethod
     def prepare(cls, obs: SubjectObservations, model: str, tables: ArgmaxTables | None = None, families=None):
-        if model not in MODELS:
-            from ibo_pymc.errors import InputError
-
-            raise InputError(f"unknown model {model!r}; expected one of {', '.join(MODELS)}", field="model")
+        variant = get_variant(model)
         tables = tables or load_tables()
         d = np.asarray(obs.delta_r1, float)
-        if model == "tau_pm":
+        if variant.split_by_sign:
             order = np.argsort(d >= 0, kind="stable")
             n_neg = int((d < 0).sum())
         else:
             order = np.arange(len(d))
             n_neg = 0
         rt = RoundTables.from_tables(tables, d[order], families)
-        if model == "u":  # tau = 0 is the first tau node
+        if not variant.augmented:  # tau = 0 is the first tau node
             rt = RoundTables(rt.families, np.ascontiguousarray(rt.values[:, :, :1]), rt.param_lo, rt.param_step, rt.tau_step, 1)
         return cls(obs=obs, model=model, rt=rt, order=order, n_neg=n_neg)
 
@@ -266,13 +251,9 @@ def build_model(
 
         gamma = shared("gamma")
         w = shared("w")
-        taus = [shared(n) for n in tau_names(model)]
-        if model == "u":
-            tau_neg = tau_pos = pt.zeros(F)
-        elif model == "tau":
-            tau_neg = tau_pos = taus[0]
-        else:
-            tau_neg, tau_pos = taus
+        variant = get_variant(model)
+        taus = {n: shared(n) for n in variant.taus}
+        tau_neg, tau_pos = variant.tau_pair(taus) if variant.augmented else (pt.zeros(F), pt.zeros(F))
         ones = pt.ones(F)
         ll, _ = family_loglik(
             T, xh, n_neg, grid, tau_step, pt.stack(params), tau_neg * ones, tau_pos * ones, gamma * ones, w * ones

@@ -34,9 +34,10 @@ import numba
 import numpy as np
 import pandas as pd
 
+from ibo_pymc.forward.variants import get_variant, tau_names
+from ibo_pymc.kernel import block_length, half_difference_sines, log_norm, sinh2_half
 from ibo_pymc.model.builder import SubjectData, prior_bounds
 from ibo_pymc.model.lookup import lookup_numpy
-from ibo_pymc.model.op import LOG_4PI
 
 #: points per dimension at every level
 DEFAULT_POINTS = {"param": 40, "tau": 28, "gamma": 32, "w": 32}
@@ -58,17 +59,15 @@ def _grid_loglik(ts, sx, cx, gammas, ws):
         for i in range(N):
             st = math.sin(0.5 * ts[a, i])
             ct = math.cos(0.5 * ts[a, i])
-            sm = sx[i] * ct - cx[i] * st  # sin((x - t) / 2)
-            sp = sx[i] * ct + cx[i] * st  # sin((x + t) / 2)
+            sm, sp = half_difference_sines(sx[i], cx[i], st, ct)  # sin((x -+ t) / 2)
             qm[i] = sm * sm
             qp[i] = sp * sp
         fa = np.empty(N)
         fb = np.empty(N)
         for g in range(G):
-            sg = math.sinh(0.5 * gammas[g]) ** 2
-            const = N * (math.log(math.sinh(gammas[g])) - LOG_4PI)
-            span = max(-math.log(sg), math.log1p(sg), 1.0)
-            block = max(1, min(64, int(680.0 / span)))
+            sg = sinh2_half(gammas[g])
+            const = N * log_norm(gammas[g])
+            block = block_length(sg)
             for i in range(N):
                 fa[i] = 1.0 / (sg + qm[i])
                 fb[i] = 1.0 / (sg + qp[i])
@@ -132,10 +131,6 @@ class FineGridPosterior:
         return float(max(g.step[name] for f, g in self.families.items() if p[f] >= min_probability))
 
 
-def _taus(model: str) -> tuple[str, ...]:
-    return {"u": (), "tau": ("tau",), "tau_pm": ("tau_neg", "tau_pos")}[model]
-
-
 def fine_grid_family(
     sd: SubjectData, family: str, *, points: dict | None = None, levels: int = 5, tail: float = 1e-8, per_node: int = 4
 ) -> FamilyGrid:
@@ -150,11 +145,11 @@ def fine_grid_family(
 
     pts = {**DEFAULT_POINTS, **(points or {})}
     model = sd.model
-    taus = _taus(model)
+    taus = tau_names(model)
     theta2 = sd.theta2
     sx, cx = np.sin(0.5 * theta2), np.cos(0.5 * theta2)
     # each "half" is a set of rounds sharing one tau dimension (None: tau = 0)
-    if model == "tau_pm":
+    if get_variant(model).split_by_sign:
         halves = [(np.arange(sd.n_neg), "tau_neg"), (np.arange(sd.n_neg, len(theta2)), "tau_pos")]
         halves = [h for h in halves if len(h[0])]
     else:
@@ -231,7 +226,7 @@ def compare_fit(idata, fine: FineGridPosterior, *, n_mcse: float = 3.0) -> pd.Da
     fp = post["family_prob"].mean(("chain", "draw")).to_series()
     for f, p in fine.family_probabilities().items():
         rows.append({"quantity": f"P({f})", "sampled": float(fp[f]), "fine_grid": float(p), "tolerance": 0.02})
-    for name in ("gamma", "w", *_taus(fine.model)):
+    for name in ("gamma", "w", *tau_names(fine.model)):
         mcse = float(az.mcse(post[[name]], method="mean")[name])
         rows.append(
             {

@@ -47,7 +47,7 @@ handles well. So the fit
 All 84 subject-model pairs of the study converge this way with default
 settings (``models/sampling/convergence.csv``), and their family
 probabilities and posterior means agree with the fine-grid posterior of
-:mod:`ibo_pymc.grid.fine` (``models/sampling/fine_grid_validation.csv``).
+:mod:`ibo_pymc.model.fine_grid` (``models/sampling/fine_grid_validation.csv``).
 
 The result is an :class:`arviz.InferenceData` with groups ``posterior``,
 ``conditional_posterior`` (the NUTS draws per component, dim ``component``), ``log_likelihood``,
@@ -74,6 +74,11 @@ from ibo_pymc.data.rounds import SubjectObservations
 from ibo_pymc.errors import InputError
 from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.forward.argmax import TABLE_FORMAT, TableConfig, load_tables
+from ibo_pymc.forward.variants import (
+    UniformPrior,
+    get_variant,
+    log_density_unconstrained,
+)
 from ibo_pymc.model import pointwise
 from ibo_pymc.model.builder import (
     MODELS,
@@ -124,6 +129,12 @@ class FitConfig:
         d["tables"] = self.tables.to_dict()
         return d
 
+    def key(self) -> str:
+        """A hash of the whole configuration (model, sampler, seed, targets, tables); saved with every fit."""
+        import hashlib
+
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
     @classmethod
     def from_dict(cls, d: dict) -> FitConfig:
         d = dict(d)
@@ -132,13 +143,16 @@ class FitConfig:
 
 
 def _logit(v, lo, hi):
-    u = np.clip((np.asarray(v, float) - lo) / (hi - lo), 1e-9, 1 - 1e-9)
-    return np.log(u) - np.log1p(-u)
+    return UniformPrior(lo, hi).to_unconstrained(v)
 
 
-def _log_jacobian_prior(z):
-    """log(sigmoid(z) sigmoid(-z)): uniform prior times the logit-interval Jacobian."""
-    return -np.logaddexp(0.0, z) - np.logaddexp(0.0, -z)
+def _expit(z, lo, hi):
+    return UniformPrior(lo, hi).from_unconstrained(z)
+
+
+def _internal(name: str) -> str:
+    """The key of a free tau among a component's columns: ũ's single tau is kept as ``tau_pos``."""
+    return "tau_pos" if name == "tau" else name
 
 
 class IBOModel:
@@ -155,6 +169,7 @@ class IBOModel:
             kw["model"] = model
         config = dataclasses.replace(config, **kw) if config is not None else FitConfig(**kw)
         self.config = config
+        self.variant = get_variant(config.model)
         self.obs = observations
         if observations.n_rounds == 0:
             raise InputError(f"subject {observations.subject} has no eligible rounds to fit", field="subject")
@@ -318,7 +333,7 @@ class IBOModel:
         out, j = {}, 0
         for b in self._blocks(comps):
             lo, hi = np.array(b.lo), np.array(b.hi)
-            v = lo + (hi - lo) / (1 + np.exp(-z[j : j + b.size]))
+            v = _expit(z[j : j + b.size], lo, hi)
             out[b.name] = float(v[0]) if b.size == 1 else v
             j += b.size
         return out
@@ -326,35 +341,33 @@ class IBOModel:
     # --- per-component quantities -----------------------------------------------------------
     def _columns(self, c: Component) -> list[tuple[str, float, float]]:
         """A component's free parameters (key, prior interval); ũ's one tau is keyed ``tau_pos``."""
-        taus = {"u": (), "tau": ("tau_pos",), "tau_pm": ("tau_neg", "tau_pos")}[self.config.model]
+        taus = tuple(_internal(n) for n in self.variant.taus)
         return [(key, *c.bounds(self._limit_name(key))) for key in ("param", "gamma", "w", *taus)]
 
     def _limit_name(self, key: str) -> str:
         """The model's name of a column (ũ's single tau is stored as ``tau_pos``)."""
-        return "tau" if self.config.model == "tau" and key == "tau_pos" else key
+        return "tau" if key == "tau_pos" and self.variant.taus == ("tau",) else key
 
     def _with_taus(self, d: dict) -> dict:
         """Fill in tau_neg and tau_pos where the model ties them (ũ) or fixes them at 0 (u)."""
-        if self.config.model == "u":
+        if not self.variant.augmented:
             d["tau_neg"] = d["tau_pos"] = np.zeros_like(d["gamma"])
-        elif self.config.model == "tau":
+        elif not self.variant.split_by_sign:
             d["tau_neg"] = d["tau_pos"]
         return d
 
     def _component_draws(self, comps, cond: dict, k: int) -> dict:
         """Constrained draws (chain, draw) of component k's conditional posterior."""
         out = {"param": cond[comps[k].var_name], "gamma": cond["gamma"][..., k], "w": cond["w"][..., k]}
-        if self.config.model == "tau":
-            out["tau_pos"] = cond["tau"][..., k]
-        elif self.config.model == "tau_pm":
-            out["tau_neg"], out["tau_pos"] = cond["tau_neg"][..., k], cond["tau_pos"][..., k]
+        for name in self.variant.taus:
+            out[_internal(name)] = cond[name][..., k]
         return self._with_taus(out)
 
     def _unconstrained(self, c: Component, d: dict) -> np.ndarray:
         return np.stack([_logit(d[key], lo, hi) for key, lo, hi in self._columns(c)], axis=-1)
 
     def _from_unconstrained(self, c: Component, z: np.ndarray) -> dict:
-        d = {key: lo + (hi - lo) / (1 + np.exp(-z[:, j])) for j, (key, lo, hi) in enumerate(self._columns(c))}
+        d = {key: _expit(z[:, j], lo, hi) for j, (key, lo, hi) in enumerate(self._columns(c))}
         return self._with_taus(d)
 
     def _loglik_sum(self, family: str, d: dict) -> np.ndarray:
@@ -370,7 +383,7 @@ class IBOModel:
             z = self._unconstrained(c, d)
 
             def log_density(zz, c=c):
-                return self._loglik_sum(c.family, self._from_unconstrained(c, zz)) + _log_jacobian_prior(zz).sum(-1)
+                return self._loglik_sum(c.family, self._from_unconstrained(c, zz)) + log_density_unconstrained(zz).sum(-1)
 
             half = z.shape[1] // 2
             ess = min(float(az.ess(z[:, half:, j])) for j in range(z.shape[-1]))
@@ -443,11 +456,8 @@ class IBOModel:
         post = {get_family(f).var_name: (("chain", "draw"), params[k]) for k, f in enumerate(fams)}
         post["gamma"] = (("chain", "draw"), shared["gamma"])
         post["w"] = (("chain", "draw"), shared["w"])
-        if cfg.model == "tau":
-            post["tau"] = (("chain", "draw"), shared["tau_pos"])
-        elif cfg.model == "tau_pm":
-            post["tau_neg"] = (("chain", "draw"), shared["tau_neg"])
-            post["tau_pos"] = (("chain", "draw"), shared["tau_pos"])
+        for name in self.variant.taus:
+            post[name] = (("chain", "draw"), shared[_internal(name)])
         # the family of each draw; named family_draw because "family" is the dim of family_prob
         post["family_draw"] = (("chain", "draw"), family.astype(np.int64), {"labels": ",".join(fams)})
         post["family_prob"] = (("chain", "draw", "family"), family_prob)
@@ -484,6 +494,7 @@ class IBOModel:
             "user_id": int(self.obs.user_id),
             "model": cfg.model,
             "config": json.dumps(cfg.to_dict()),
+            "config_hash": cfg.key(),
             "thin": int(thin),
             "components": json.dumps([c.to_dict() | {"label": c.label, "var_name": c.var_name} for c in comps]),
             "component_log_evidence": json.dumps(
@@ -550,8 +561,12 @@ class IBOModel:
         return path
 
     @classmethod
-    def load(cls, path) -> IBOModel:
-        """Reload a saved fit and rebuild its model (data, configuration, tables)."""
+    def load(cls, path, *, config: FitConfig | None = None) -> IBOModel:
+        """Reload a saved fit and rebuild its model (data, configuration, tables).
+
+        With ``config``, a fit made with any other configuration is refused
+        (:class:`~ibo_pymc.errors.InputError` naming both hashes).
+        """
         import arviz as az
 
         path = Path(path)
@@ -562,13 +577,14 @@ class IBOModel:
                 warnings.simplefilter("ignore")
                 idata = az.from_netcdf(str(path), engine="h5netcdf")
                 idata.load()
-        except Exception as exc:  # noqa: BLE001 - any reader failure means a bad file
+        except Exception as exc:
             raise InputError(f"cannot read NetCDF ({type(exc).__name__}); expected a fit written by ibo-sample", path=path) from None
         attrs = idata.posterior.attrs if "posterior" in idata.groups() else {}
         if "config" not in attrs or "constant_data" not in idata.groups() or "observed_data" not in idata.groups():
             raise InputError("not an ibo-pymc fit (no 'config' attribute or data groups)", path=path, field="config")
+        expected = config
         try:
-            config = FitConfig.from_dict(json.loads(attrs["config"]))
+            saved = FitConfig.from_dict(json.loads(attrs["config"]))
             rounds = idata.constant_data
             obs = SubjectObservations(
                 subject=int(attrs["subject"]),
@@ -580,9 +596,31 @@ class IBOModel:
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise InputError(f"malformed ibo-pymc fit ({exc})", path=path, field="config") from None
-        m = cls(obs, config=config)
+        if expected is not None and expected.key() != saved.key():
+            raise InputError(f"fitted with another configuration (hash {saved.key()}, expected {expected.key()}: "
+                             f"{_config_difference(saved, expected)}); fit again or load it without a configuration",
+                             path=path, field="config")
+        m = cls(obs, config=saved)
         m.idata = idata
         return m
+
+
+def _config_difference(a: FitConfig, b: FitConfig) -> str:
+    da, db = a.to_dict(), b.to_dict()
+    return ", ".join(f"{k} {da[k]!r} vs {db[k]!r}" for k in da if da[k] != db.get(k)) or "same settings"
+
+
+def fit_file_name(subject: int, model: str, tag: str = "") -> str:
+    """The one name of a saved fit: ``subject-NN-MODEL[TAG].nc`` (what ibo-sample writes and ibo-compare reuses)."""
+    return f"subject-{int(subject):02d}-{model}{tag}.nc"
+
+
+def failing_quantities(diag: pd.DataFrame, config: FitConfig | None = None) -> list[str]:
+    """Checked quantities of :func:`diagnostics` that miss the config's R-hat and bulk/tail ESS targets."""
+    cfg = config or FitConfig()
+    d = diag[diag["checked"]]
+    bad = (d["r_hat"] > cfg.target_rhat) | (d["ess_bulk"] < cfg.min_ess) | (d["ess_tail"] < cfg.min_ess)
+    return list(d.index[bad])
 
 
 def diagnostics(idata) -> pd.DataFrame:

@@ -32,7 +32,8 @@ import warnings
 import numpy as np
 
 from ibo_pymc.forward.acquisition import get_family
-from ibo_pymc.model.builder import SubjectData, prior_bounds, tau_names
+from ibo_pymc.forward.variants import get_variant, prior_bounds
+from ibo_pymc.model.builder import SubjectData
 from ibo_pymc.model.likelihood import WrappedCauchyMixture
 from ibo_pymc.model.lookup import lookup_pytensor
 
@@ -66,20 +67,16 @@ def generative_model(obs, model: str = "tau_pm", *, tables=None, marginalized: b
         params = [pm.Uniform(get_family(f).var_name, *map(float, get_family(f).bounds)) for f in fams]
         gamma = pm.Uniform("gamma", *prior_bounds("gamma"))
         w = pm.Uniform("w", *prior_bounds("w"))
-        taus = [pm.Uniform(n, *prior_bounds(n)) for n in tau_names(model)]
-        if model == "u":
-            tau_neg = tau_pos = pt.constant(0.0)
-        elif model == "tau":
-            tau_neg = tau_pos = taus[0]
-        else:
-            tau_neg, tau_pos = taus
+        variant = get_variant(model)
+        taus = {n: pm.Uniform(n, *prior_bounds(n)) for n in variant.taus}
+        tau_neg, tau_pos = variant.tau_pair(taus) if variant.augmented else (pt.constant(0.0), pt.constant(0.0))
         neg = pt.constant(d < 0)
         curves = []
         for k, p in enumerate(params):
             Tk = pt.constant(T[k])
             kw = {"param_lo": float(rt.param_lo[k]), "param_step": float(rt.param_step[k]), "tau_step": float(rt.tau_step)}
             pos = lookup_pytensor(Tk, p, tau_pos, **kw)
-            curves.append(pos if model != "tau_pm" else pt.switch(neg, lookup_pytensor(Tk, p, tau_neg, **kw), pos))
+            curves.append(pos if not variant.split_by_sign else pt.switch(neg, lookup_pytensor(Tk, p, tau_neg, **kw), pos))
         theta_star = pt.stack(curves)[family]  # no Deterministic: marginalize refuses dependents of the family
         WrappedCauchyMixture("theta2", theta_star, gamma, w, observed=np.asarray(sd.obs.theta2, float), dims="round")
     if marginalized:

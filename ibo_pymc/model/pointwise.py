@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ibo_pymc.forward.variants import get_variant
 from ibo_pymc.model.builder import SubjectData
 from ibo_pymc.model.likelihood import wc_mixture_logp_numpy
 from ibo_pymc.model.lookup import lookup_numpy
@@ -17,11 +18,12 @@ from ibo_pymc.model.lookup import lookup_numpy
 
 def theta_star(sd: SubjectData, family: str, param, tau_neg, tau_pos) -> np.ndarray:
     param = np.asarray(param, float)
-    if sd.model == "u":
+    variant = get_variant(sd.model)
+    if not variant.augmented:
         return lookup_numpy(sd.rt, family, param, np.zeros_like(param))
     neg = sd.neg
     ts_pos = lookup_numpy(sd.rt, family, param, tau_pos)
-    if sd.model == "tau" or not neg.any():
+    if not variant.split_by_sign or not neg.any():
         return ts_pos
     ts_neg = lookup_numpy(sd.rt, family, param, tau_neg)
     return np.where(neg, ts_neg, ts_pos)

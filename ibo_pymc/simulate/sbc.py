@@ -39,12 +39,9 @@ def prior_draw(model: str, rng: np.random.Generator) -> dict:
 
 def _truth(model: str, d: dict) -> Truth:
     from ibo_pymc.forward.acquisition import get_family
+    from ibo_pymc.forward.variants import get_variant
 
-    tn = tp = 0.0
-    if model == "tau":
-        tn = tp = d["tau"]
-    elif model == "tau_pm":
-        tn, tp = d["tau_neg"], d["tau_pos"]
+    tn, tp = (float(t) for t in get_variant(model).tau_pair(d, like=0.0))
     return Truth(d["family"], d[get_family(d["family"]).var_name], gamma=d["gamma"], w=d["w"], tau_neg=tn, tau_pos=tp)
 
 

@@ -31,9 +31,9 @@ from scipy import stats
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from paper_values import TABLE4  # noqa: E402
+from paper_values import TABLE4
 
-from ibo_pymc.forward.argmax import TableConfig  # noqa: E402
+from ibo_pymc.forward.argmax import TableConfig
 
 N_OBS = (10, 100, 1000)
 REFERENCE = ROOT.parent / "shared" / "data" / "hotspot_reference" / "simulation_output"

@@ -1,0 +1,38 @@
+"""Named datasets: what ``--data NAME`` can name besides a folder.
+
+``"demo"`` is the simulated demo cohort: written once, deterministically and
+offline, by the task simulator into the per-user cache (one folder per argmax
+table format, since it is simulated from the tables), with its generating
+parameters in ``truth.csv``. Anything else is a folder of raw logs, or nothing
+(``IBO_DATA_DIR``, else the fetched study logs): see
+:func:`ibo_pymc.data.fetch.resolve_data_dir`.
+
+This sits above both the data layer and the simulator, so that neither
+imports the other to resolve a name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ibo_pymc.data.fetch import resolve_data_dir as _resolve_folder
+
+DEMO_NAME = "demo"
+
+
+def demo_dir() -> Path:
+    """Where ``--data demo`` finds the simulated demo cohort (the per-user cache)."""
+    from ibo_pymc.cache import demo_dir as folder
+    from ibo_pymc.forward.argmax import TABLE_FORMAT
+
+    return folder(TABLE_FORMAT)
+
+
+def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -> Path:
+    """The folder of raw logs that ``data`` names: ``"demo"`` (generated on first use), a folder,
+    or ``None`` (``IBO_DATA_DIR``, else the fetched study logs)."""
+    if data is not None and str(data) == DEMO_NAME and not Path(data).exists():
+        from ibo_pymc.simulate.task import ensure_demo
+
+        return ensure_demo(demo_dir(), progress=progress)
+    return _resolve_folder(data, progress=progress)

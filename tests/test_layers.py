@@ -1,0 +1,122 @@
+"""The package's layers: lower layers never import upper ones, and no module imports itself back.
+
+Every ``import ibo_pymc...`` / ``from ibo_pymc... import`` statement of every
+module is read with :mod:`ast` (those inside functions too, since a lazy import
+is still a dependency), so the test needs nothing to run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ibo_pymc"
+
+#: bottom to top; a module may import only modules of its own layer or below
+LAYERS = [
+    {"errors", "cache", "io", "circular", "kernel"},
+    {"data"},
+    {"forward"},
+    {"grid"},
+    {"model"},
+    {"simulate"},
+    {"datasets"},
+    {"loo", "compare", "regions", "fit_plots", "plots"},
+    {"cli"},
+]
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    out = set()
+    me = _module_name(path).split(".")
+    package = me if path.name == "__init__.py" else me[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("ibo_pymc")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if mod.startswith("ibo_pymc"):
+                out.add(mod)
+                # "from ibo_pymc.data import fetch" imports the submodule fetch
+                out |= {f"{mod}.{a.name}" for a in node.names}
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in files.items():
+        graph[name] = {m for m in _imports(path) if m in files and m != name}
+    return graph
+
+
+def _layer(module: str) -> int:
+    top = module.split(".")[1] if "." in module else ""
+    for i, layer in enumerate(LAYERS):
+        if top in layer:
+            return i
+    return -1
+
+
+def test_every_module_is_in_a_layer():
+    missing = sorted({m.split(".")[1] for m in _graph() if "." in m and _layer(m) < 0})
+    assert not missing, f"modules outside every layer of tests/test_layers.py: {missing}"
+
+
+def test_lower_layers_never_import_upper_ones():
+    bad = []
+    for mod, deps in _graph().items():
+        if mod == "ibo_pymc":
+            continue
+        for d in deps:
+            if d != "ibo_pymc" and _layer(d) > _layer(mod):
+                bad.append(f"{mod} -> {d}")
+    assert not bad, "imports upwards:\n" + "\n".join(sorted(bad))
+
+
+def test_no_import_cycles_between_modules():
+    graph = _graph()
+    # a package's __init__ re-exports its own modules; edges into a package's own
+    # __init__ from inside the package are not dependencies of the package on itself
+    for mod in list(graph):
+        graph[mod] = {d for d in graph[mod] if not (mod.startswith(d + ".") and d.count(".") >= 1)}
+    graph.pop("ibo_pymc", None)
+    for mod in graph:
+        graph[mod].discard("ibo_pymc")
+    state, stack, cycles = {}, [], []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(graph.get(m, ())):
+            if state.get(d) == 1:
+                cycles.append(stack[stack.index(d):] + [d])
+            elif d not in state:
+                visit(d)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize("module", ["ibo_pymc.cache"])
+def test_bottom_modules_import_nothing_of_the_package(module):
+    assert not _graph()[module]
