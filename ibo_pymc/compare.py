@@ -199,7 +199,7 @@ def heldout_loglik(idata, test: SubjectObservations, *, tables=None) -> np.ndarr
 
 
 def fit_path(folder, subject: int, model: str, tag: str = "") -> Path:
-    from ibo_pymc.model.fit import fit_file_name
+    from ibo_pymc.model.config import fit_file_name
 
     return Path(folder) / fit_file_name(subject, model, tag)
 

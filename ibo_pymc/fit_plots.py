@@ -14,11 +14,10 @@ or PDF atomically.
 
 from __future__ import annotations
 
-import json
-
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ibo_pymc.model.results import family_probability
 from ibo_pymc.plots import FAMILY_COLOURS
 from ibo_pymc.regions import Regions, regions
 
@@ -61,7 +60,7 @@ def plot_fit(idata, reg: Regions | None = None, *, ax=None, legend: bool = True,
     ax.set_xlabel("Δr1 (score change after move 1)")
     ax.set_ylabel("θ2 (turn at move 2)")
     post = idata.posterior
-    probs = json.loads(post.attrs["family_probability"])
+    probs = family_probability(idata)
     if title is None:
         title = (
             f"subject {post.attrs['subject']}, {MODEL_LABELS.get(post.attrs['model'], post.attrs['model'])}: "
@@ -94,7 +93,7 @@ def plot_cohort(fits: dict, *, ncols: int = 7, seed: int = 0):
         ax.set_visible(False)
     for ax, s in zip(axes.ravel(), subjects):
         idata = fits[s]
-        probs = json.loads(idata.posterior.attrs["family_probability"])
+        probs = family_probability(idata)
         best = max(probs, key=probs.get)
         plot_fit(idata, ax=ax, legend=False, title=f"{s}: {best} {probs[best]:.2f}", seed=seed)
         ax.set_xlabel("")

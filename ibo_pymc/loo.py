@@ -2,7 +2,7 @@
 
 A fit's posterior is a mixture of conditional posteriors, one per component
 ``c`` (a family, or a stratum of one), weighted by ``P(c | y)`` (the
-``component_probability`` attribute, from the bridge-sampled evidences). The
+``probability`` of the ``component_evidence`` group, from the bridge-sampled evidences). The
 leave-one-round-out predictive density of round ``i`` decomposes exactly over
 the components::
 
@@ -41,6 +41,7 @@ from scipy.special import logsumexp
 from ibo_pymc.forward.variants import log_density_unconstrained
 from ibo_pymc.model import pointwise
 from ibo_pymc.model.builder import Component
+from ibo_pymc.model.results import component_table
 
 #: Pareto k above which a PSIS estimate is not trusted (Vehtari et al. 2024).
 K_THRESHOLD = 0.7
@@ -94,7 +95,7 @@ def component_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRE
 
     idata = fit.idata
     comps = components(idata)
-    probs = json.loads(idata.posterior.attrs["component_probability"])
+    probs = component_table(idata)["probability"].to_dict()
     cond = {n: np.asarray(idata.conditional_posterior[n].values, float) for n in idata.conditional_posterior.data_vars}
     order = fit.sd.order
 

@@ -203,8 +203,9 @@ model). Its unknowns are:
 The family is discrete, so it is **marginalised**: the likelihood sums over
 the three families. `IBOModel.fit()` samples each family's conditional
 posterior with NUTS, weighs them by their marginal likelihoods (bridge
-sampling) and returns an `arviz.InferenceData` of the marginalised posterior.
-(Why not sample the marginalised model directly? PI with xi near 0 and UCB
+sampling) and returns an `arviz.InferenceData` of the marginalised posterior
+(its `component_evidence` group holds each family's log marginal likelihood
+and posterior probability). (Why not sample the marginalised model directly? PI with xi near 0 and UCB
 with p near 0.5 are the same curve, so joint chains get stuck in different
 families; see `ibo_pymc/model/fit.py`.)"""),
     ("code", SETUP),

@@ -52,7 +52,7 @@ def build_parser() -> ArgumentParser:
 
 
 def fit_path(out: str | None, subject: int, model: str, many: bool) -> Path:
-    from ibo_pymc.model.fit import fit_file_name
+    from ibo_pymc.model.config import fit_file_name
 
     name = fit_file_name(subject, model)
     if out is None:
@@ -88,9 +88,9 @@ def print_fit(m, diag: pd.DataFrame, probs: dict, elapsed: float) -> None:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    import json
 
     from ibo_pymc.model.fit import FitConfig, IBOModel, failing_quantities
+    from ibo_pymc.model.results import family_probability
 
     args = build_parser().parse_args(argv)
     data, subjects = load_subjects(args)
@@ -108,7 +108,7 @@ def _main(argv: Sequence[str] | None) -> int:
         m.save(path)
         elapsed = time.perf_counter() - t0
         diag = m.diagnostics()
-        probs = json.loads(m.idata.posterior.attrs["family_probability"])
+        probs = family_probability(m.idata)
         bad = failing_quantities(diag, m.config)
         if not args.quiet:
             if many:

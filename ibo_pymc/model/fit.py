@@ -55,6 +55,13 @@ The result is an :class:`arviz.InferenceData` with groups ``posterior``,
 ``sample_stats``. The attrs hold subject, model, package version, the full
 configuration, the family evidences and the diagnostics, so
 :meth:`IBOModel.load` rebuilds the model from a saved file.
+
+The jobs live in their own modules; this one orchestrates them:
+:mod:`~ibo_pymc.model.config` (:class:`FitConfig`: variant, sampler, convergence
+policy, tables; its hash), :mod:`~ibo_pymc.model.samplers` (the nutpie and
+``pm.sample`` back ends), :mod:`~ibo_pymc.model.strata` (where to split a
+multimodal component), :mod:`~ibo_pymc.model.evidence` (bridge sampling) and
+:mod:`~ibo_pymc.model.diagnostics` (R-hat/ESS tables, summaries).
 """
 
 from __future__ import annotations
@@ -63,7 +70,6 @@ import dataclasses
 import json
 import os
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -73,7 +79,7 @@ import xarray as xr
 from ibo_pymc.data.rounds import SubjectObservations
 from ibo_pymc.errors import InputError
 from ibo_pymc.forward.acquisition import get_family
-from ibo_pymc.forward.argmax import TABLE_FORMAT, TableConfig, load_tables
+from ibo_pymc.forward.argmax import TABLE_FORMAT, load_tables
 from ibo_pymc.forward.variants import (
     UniformPrior,
     get_variant,
@@ -81,65 +87,26 @@ from ibo_pymc.forward.variants import (
 )
 from ibo_pymc.model import pointwise
 from ibo_pymc.model.builder import (
-    MODELS,
     Component,
     SubjectData,
     build_model,
     split_component,
-    tau_names,
     whole_families,
+)
+from ibo_pymc.model.config import SAMPLERS, FitConfig, config_difference, fit_file_name
+from ibo_pymc.model.diagnostics import (
+    converged,
+    diagnostics,
+    failing_quantities,
+    summary,
 )
 from ibo_pymc.model.evidence import bridge_sampling
 from ibo_pymc.model.likelihood import wc_mixture_random
+from ibo_pymc.model.samplers import BACKENDS
+from ibo_pymc.model.strata import split_point
 
-SAMPLERS = ("nutpie", "pymc")
-FORMAT = 2
-
-
-@dataclass(frozen=True)
-class FitConfig:
-    """Everything that defines a fit besides the data (stored in the NetCDF attrs)."""
-
-    model: str = "tau_pm"
-    draws: int = 1000
-    tune: int = 1000
-    chains: int = 4
-    seed: int | None = None
-    sampler: str = "nutpie"
-    cores: int | None = None
-    target_rhat: float = 1.01
-    min_ess: float = 400.0
-    max_thin: int = 8
-    max_strata: int = 3
-    relevance: float = 1e-3
-    tables: TableConfig = field(default_factory=TableConfig)
-
-    def __post_init__(self):
-        if self.model not in MODELS:
-            raise InputError(f"unknown model {self.model!r}; expected one of {', '.join(MODELS)}", field="model")
-        if self.sampler not in SAMPLERS:
-            raise InputError(f"unknown sampler {self.sampler!r}; expected one of {', '.join(SAMPLERS)}", field="sampler")
-        for name in ("draws", "tune", "chains", "max_thin", "max_strata"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or v < (0 if name == "tune" else 1):
-                raise InputError(f"{name} must be a positive integer, got {v!r}", field=name)
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["tables"] = self.tables.to_dict()
-        return d
-
-    def key(self) -> str:
-        """A hash of the whole configuration (model, sampler, seed, targets, tables); saved with every fit."""
-        import hashlib
-
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
-
-    @classmethod
-    def from_dict(cls, d: dict) -> FitConfig:
-        d = dict(d)
-        d["tables"] = TableConfig.from_dict(d["tables"])
-        return cls(**d)
+#: 3: per-component evidences, probabilities and diagnostics as the group ``component_evidence``
+FORMAT = 3
 
 
 def _logit(v, lo, hi):
@@ -211,7 +178,7 @@ class IBOModel:
             evid = self._evidence(comps, cond, np.random.default_rng(s_bridge))
             probs = _softmax(np.array([e.log_evidence + c.log_width_fraction for e, c in zip(evid, comps)]))
             diag = self._conditional_diagnostics(comps, cond)
-            failing = [i for i, c in enumerate(comps) if probs[i] >= cfg.relevance and not _ok(diag[c.label], cfg)]
+            failing = [i for i, c in enumerate(comps) if probs[i] >= cfg.relevance and not converged(diag[c.label], cfg)]
             if not failing:
                 break
             split = self._stratify(comps, cond, failing)
@@ -274,47 +241,10 @@ class IBOModel:
         """Conditional draws {name: (chain, draw[, component])} and sample_stats."""
         cfg = self.config
         cores = cfg.cores or min(cfg.chains, os.cpu_count() or 1)
-        if cfg.sampler == "nutpie":
-            import nutpie
-
-            from ibo_pymc.model.compiled import compile_model
-
-            cm = compile_model(self.sd, "stacked", comps)
-
-            def initial_point(s):
-                return inits[np.random.default_rng(s).integers(len(inits))].copy()
-
-            cm = dataclasses.replace(cm, initial_point_func=initial_point)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tr = nutpie.sample(
-                    cm, draws=draws, tune=cfg.tune, chains=cfg.chains, cores=cores, seed=seed, progress_bar=progress
-                )
-            post = tr.posterior
-            stats = tr.sample_stats
-        else:
-            import pymc as pm
-
-            m = build_model(self.sd, layout="stacked", components=comps)
-            rng = np.random.default_rng(seed)
-            initvals = []
-            for _ in range(cfg.chains):
-                z = inits[rng.integers(len(inits))]
-                initvals.append(self._constrain(comps, z))
-            with m, warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tr = pm.sample(
-                    draws,
-                    tune=cfg.tune,
-                    chains=cfg.chains,
-                    cores=cores,
-                    random_seed=seed,
-                    initvals=initvals,
-                    progressbar=progress,
-                    compute_convergence_checks=False,
-                )
-            post = tr.posterior
-            stats = tr.sample_stats
+        post, stats = BACKENDS[cfg.sampler](
+            self.sd, comps, inits, draws=draws, tune=cfg.tune, chains=cfg.chains, cores=cores, seed=seed,
+            progress=progress, constrain=lambda z: self._constrain(comps, z),
+        )
         names = [b.name for b in self._blocks(comps)]
         cond = {n: np.asarray(post[n].values, float) for n in names}
         if post.sizes["draw"] < draws or post.sizes["chain"] < cfg.chains or not all(np.isfinite(v).all() for v in cond.values()):
@@ -497,17 +427,28 @@ class IBOModel:
             "config_hash": cfg.key(),
             "thin": int(thin),
             "components": json.dumps([c.to_dict() | {"label": c.label, "var_name": c.var_name} for c in comps]),
-            "component_log_evidence": json.dumps(
-                {c.label: e.log_evidence + c.log_width_fraction for c, e in zip(comps, evid)}
-            ),
-            "component_log_evidence_rel_error": json.dumps({c.label: e.rel_error for c, e in zip(comps, evid)}),
-            "component_probability": json.dumps({c.label: float(p) for c, p in zip(comps, probs)}),
-            "family_log_evidence": json.dumps(
-                {f: float(_logsumexp([e.log_evidence + c.log_width_fraction for c, e in zip(comps, evid) if c.family == f])) for f in fams}
-            ),
-            "family_probability": json.dumps({f: float(p) for f, p in zip(fams, family_probs)}),
-            "conditional_diagnostics": json.dumps(diag),
         }
+        log_ev = [e.log_evidence + c.log_width_fraction for c, e in zip(comps, evid)]
+        evidence = xr.Dataset(
+            {
+                "component_family": ("component", [c.family for c in comps]),
+                "log_evidence": ("component", np.array(log_ev, float)),
+                "log_evidence_rel_error": ("component", np.array([e.rel_error for e in evid], float)),
+                "probability": ("component", np.asarray(probs, float)),
+                "r_hat": ("component", np.array([diag[c.label]["r_hat"] for c in comps], float)),
+                "ess_bulk": ("component", np.array([diag[c.label]["ess_bulk"] for c in comps], float)),
+                "ess_tail": ("component", np.array([diag[c.label]["ess_tail"] for c in comps], float)),
+                "family_log_evidence": ("family", np.array(
+                    [_logsumexp([v for c, v in zip(comps, log_ev) if c.family == f]) for f in fams], float)),
+                "family_probability": ("family", np.asarray(family_probs, float)),
+            },
+            coords={"component": [c.label for c in comps], "family": list(fams)},
+        )
+        evidence.attrs["note"] = (
+            "per component (a family, or a stratum of one): bridge-sampled log evidence under its uniform prior "
+            "(strata weighted by their share of the prior volume), its relative error, posterior probability, and "
+            "the worst R-hat / smallest ESS of its conditional NUTS draws"
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             idata = az.InferenceData(
@@ -518,6 +459,7 @@ class IBOModel:
                 observed_data=obs_ds,
                 constant_data=const,
                 sample_stats=stats,
+                component_evidence=evidence,
             )
         for g in idata.groups():
             idata[g].attrs.update(attrs)
@@ -598,137 +540,17 @@ class IBOModel:
             raise InputError(f"malformed ibo-pymc fit ({exc})", path=path, field="config") from None
         if expected is not None and expected.key() != saved.key():
             raise InputError(f"fitted with another configuration (hash {saved.key()}, expected {expected.key()}: "
-                             f"{_config_difference(saved, expected)}); fit again or load it without a configuration",
+                             f"{config_difference(saved, expected)}); fit again or load it without a configuration",
                              path=path, field="config")
         m = cls(obs, config=saved)
         m.idata = idata
         return m
 
 
-def _config_difference(a: FitConfig, b: FitConfig) -> str:
-    da, db = a.to_dict(), b.to_dict()
-    return ", ".join(f"{k} {da[k]!r} vs {db[k]!r}" for k in da if da[k] != db.get(k)) or "same settings"
-
-
-def fit_file_name(subject: int, model: str, tag: str = "") -> str:
-    """The one name of a saved fit: ``subject-NN-MODEL[TAG].nc`` (what ibo-sample writes and ibo-compare reuses)."""
-    return f"subject-{int(subject):02d}-{model}{tag}.nc"
-
-
-def failing_quantities(diag: pd.DataFrame, config: FitConfig | None = None) -> list[str]:
-    """Checked quantities of :func:`diagnostics` that miss the config's R-hat and bulk/tail ESS targets."""
-    cfg = config or FitConfig()
-    d = diag[diag["checked"]]
-    bad = (d["r_hat"] > cfg.target_rhat) | (d["ess_bulk"] < cfg.min_ess) | (d["ess_tail"] < cfg.min_ess)
-    return list(d.index[bad])
-
-
-def diagnostics(idata) -> pd.DataFrame:
-    """Convergence table of a fit: one row per posterior quantity and per family's conditional block.
-
-    Column ``checked`` is False for the conditional block of a family whose
-    posterior probability is below the fit's ``relevance`` threshold.
-    """
-    import arviz as az
-
-    post = idata.posterior
-    names = [v for v in post.data_vars if v != "family_draw"]
-    rh = az.rhat(post[names])
-    eb = az.ess(post[names], method="bulk")
-    et = az.ess(post[names], method="tail")
-    rows = []
-    for v in names:
-        if "family" in post[v].dims:
-            for f in post["family"].values:
-                rows.append((f"{v}[{f}]", float(rh[v].sel(family=f)), float(eb[v].sel(family=f)), float(et[v].sel(family=f))))
-        else:
-            rows.append((v, float(rh[v]), float(eb[v]), float(et[v])))
-    df = pd.DataFrame(rows, columns=["quantity", "r_hat", "ess_bulk", "ess_tail"]).set_index("quantity")
-    # a constant quantity (e.g. a family probability of exactly 0) has no R-hat: it cannot disagree
-    const = [q for q in df.index if np.isnan(df.loc[q, "r_hat"])]
-    for q in const:
-        df.loc[q, ["r_hat"]] = 1.0
-    df["checked"] = True
-    cond = json.loads(post.attrs.get("conditional_diagnostics", "{}"))
-    probs = json.loads(post.attrs.get("component_probability", "{}"))
-    relevance = json.loads(post.attrs["config"]).get("relevance", 1e-3) if "config" in post.attrs else 1e-3
-    for label, d in cond.items():
-        # a component with posterior probability below `relevance` contributes no draws: its
-        # conditional chains are reported but not held to the convergence targets
-        df.loc[f"given {label}"] = [d["r_hat"], d["ess_bulk"], d["ess_tail"], probs.get(label, 1.0) >= relevance]
-    df.attrs["divergences"] = int(idata.sample_stats["diverging"].sum())
-    df.attrs["draws"] = int(post.sizes["chain"] * post.sizes["draw"])
-    return df
-
-
-def summary(idata, hdi_prob: float = 0.95) -> pd.DataFrame:
-    """Per component (a family, or a stratum of one): probability and the conditional
-    posterior mean, sd and HDI of each parameter."""
-    import arviz as az
-
-    post = idata.posterior
-    cond = idata["conditional_posterior"]
-    probs = json.loads(post.attrs["component_probability"])
-    model = post.attrs["model"]
-    rows = []
-    for k, c in enumerate(json.loads(post.attrs["components"])):
-        fam = get_family(c["family"])
-        for name in (fam.var_name, "gamma", "w", *tau_names(model)):
-            arr = cond[c["var_name"] if name == fam.var_name else name]
-            if "component" in arr.dims:
-                arr = arr.isel(component=k)
-            v = arr.values
-            lo, hi = az.hdi(v.ravel(), hdi_prob=hdi_prob)
-            rows.append(
-                {
-                    "family": c["family"],
-                    "component": c["label"],
-                    "probability": probs[c["label"]],
-                    "parameter": name,
-                    "mean": float(v.mean()),
-                    "sd": float(v.std()),
-                    f"hdi_{hdi_prob:g}_low": float(lo),
-                    f"hdi_{hdi_prob:g}_high": float(hi),
-                    "r_hat": float(az.rhat(v)),
-                    "ess_bulk": float(az.ess(v)),
-                }
-            )
-    return pd.DataFrame(rows)
-
-
 def _logsumexp(a) -> float:
     a = np.asarray(a, float)
     m = a.max()
     return float(m + np.log(np.exp(a - m).sum()))
-
-
-def split_point(draws: dict, bounds: dict, bins: int = 40, depth: float = 0.2, min_share: float = 0.02):
-    """Where to split a component whose chains disagree: ``(name, value)`` or ``None``.
-
-    For each parameter, the pooled draws are binned (``bins`` over the range of
-    the draws, three-bin running mean) and the bin is found where the count,
-    relative to the lower of the highest counts on either side, is smallest.
-    The parameter with the deepest such dip is split at its centre if the dip
-    is below ``depth`` and each side holds at least ``min_share`` of the draws;
-    otherwise the draws show no separated modes and ``None`` is returned.
-    """
-    best = (depth, None)
-    for name, v in draws.items():
-        v = np.asarray(v, float).ravel()
-        lo, hi = v.min(), v.max()
-        if not hi > lo:
-            continue
-        counts, edges = np.histogram(v, bins=bins, range=(lo, hi))
-        m = np.convolve(counts, np.ones(3) / 3, mode="same")
-        cum = np.cumsum(counts) / len(v)
-        for j in range(2, bins - 2):
-            if cum[j - 1] < min_share or 1 - cum[j] < min_share:
-                continue
-            ratio = m[j] / min(m[:j].max(), m[j + 1 :].max())
-            at = 0.5 * (edges[j] + edges[j + 1])
-            if ratio < best[0] and bounds[name][0] < at < bounds[name][1]:
-                best = (ratio, (name, float(at)))
-    return best[1]
 
 
 def _softmax(a, axis=-1):
@@ -747,5 +569,5 @@ def _largest_remainder(p, n: int) -> np.ndarray:
     return base
 
 
-def _ok(d: dict, cfg: FitConfig) -> bool:
-    return d["r_hat"] <= cfg.target_rhat and d["ess_bulk"] >= cfg.min_ess and d["ess_tail"] >= cfg.min_ess
+__all__ = ["SAMPLERS", "FitConfig", "IBOModel", "diagnostics", "failing_quantities", "fit_file_name", "split_point",
+           "summary"]

@@ -73,7 +73,9 @@ def sbc_replicate(model: str, seed, *, n_obs: int = 60, n_ranks: int = 99, draws
     fam = post["family_draw"].values.reshape(-1)[pick]
     k = out["family_index"]
     out["family_draw"] = int((fam < k).sum()) + int(np.random.default_rng(s_thin).integers(0, int((fam == k).sum()) + 1))
-    out["max_rhat"] = float(np.nanmax([v["r_hat"] for v in __import__("json").loads(post.attrs["conditional_diagnostics"]).values()]))
+    from ibo_pymc.model.results import component_table
+
+    out["max_rhat"] = float(np.nanmax(component_table(m.idata)["r_hat"]))
     return out
 
 

@@ -1,0 +1,57 @@
+"""Reading a fit's per-component results: evidences, probabilities and convergence of each component.
+
+Since fit format 3 they are variables of the InferenceData group
+``component_evidence`` with dim ``component`` (a family, or a stratum of one:
+``component_family``, ``log_evidence``, ``log_evidence_rel_error``,
+``probability``, ``r_hat``, ``ess_bulk``, ``ess_tail``) and, for the family
+sums, dim ``family`` (``family_log_evidence``, ``family_probability``). Fits saved in format 2 held the same
+numbers as JSON strings in the attrs; both are read here, so callers never
+parse attrs.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+#: columns of :func:`component_table`
+COLUMNS = ("family", "log_evidence", "log_evidence_rel_error", "probability", "r_hat", "ess_bulk", "ess_tail")
+
+
+def component_table(idata) -> pd.DataFrame:
+    """One row per component (index: its label) with :data:`COLUMNS`."""
+    if "component_evidence" in idata.groups():
+        ds = idata["component_evidence"]
+        cols = {c: ds["component_family" if c == "family" else c].values for c in COLUMNS}
+        df = pd.DataFrame(cols, index=pd.Index([str(v) for v in ds["component"].values], name="component"))
+        df["family"] = df["family"].astype(str)
+        return df
+    attrs = idata.posterior.attrs  # format 2
+    comps = json.loads(attrs["components"])
+    ev = json.loads(attrs["component_log_evidence"])
+    err = json.loads(attrs["component_log_evidence_rel_error"])
+    prob = json.loads(attrs["component_probability"])
+    diag = json.loads(attrs.get("conditional_diagnostics", "{}"))
+    rows = [{"family": c["family"], "log_evidence": ev[c["label"]], "log_evidence_rel_error": err[c["label"]],
+             "probability": prob[c["label"]], **{k: diag.get(c["label"], {}).get(k, np.nan) for k in ("r_hat", "ess_bulk", "ess_tail")}}
+            for c in comps]
+    return pd.DataFrame(rows, index=pd.Index([c["label"] for c in comps], name="component"))[list(COLUMNS)]
+
+
+def family_table(idata) -> pd.DataFrame:
+    """Per family: ``log_evidence`` (summed over its strata) and posterior ``probability``."""
+    if "component_evidence" in idata.groups():
+        ds = idata["component_evidence"]
+        return pd.DataFrame({"log_evidence": ds["family_log_evidence"].values, "probability": ds["family_probability"].values},
+                            index=pd.Index([str(v) for v in ds["family"].values], name="family"))
+    attrs = idata.posterior.attrs
+    ev = json.loads(attrs["family_log_evidence"])
+    prob = json.loads(attrs["family_probability"])
+    return pd.DataFrame({"log_evidence": ev, "probability": prob}).rename_axis("family")
+
+
+def family_probability(idata) -> dict:
+    """Family -> posterior probability."""
+    return {f: float(p) for f, p in family_table(idata)["probability"].items()}
