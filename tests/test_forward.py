@@ -218,6 +218,63 @@ def test_user_registered_family_flows_to_tables():
         unregister_family("SIDE")
 
 
+def test_user_family_travels_with_the_configuration_to_a_fresh_process(tmp_path):
+    """A fresh process that never ran the registration rebuilds the family from the saved configuration."""
+    import json
+    import subprocess
+    import sys
+
+    src = "def wide(mu, sd, f_best, k):\n    return mu + 3.0 * k * sd\n"
+    ns = {"__name__": "__main__"}
+    exec(src, ns)  # a function of the user's session, as in a notebook
+    register_family(AcquisitionFamily("WIDE", "k", (0.0, 1.0), ns["wide"], n_grid=4))
+    try:
+        cfg = TableConfig(families=("UCB", "WIDE"), n_param=4, n_tau=2)
+        want = build_tables(cfg).table("WIDE")
+        d = cfg.to_dict()
+        assert set(d["user_families"]) == {"WIDE"}
+        (tmp_path / "cfg.json").write_text(json.dumps(d))
+        np.save(tmp_path / "want.npy", want)
+        code = (
+            "import json, sys, numpy as np\n"
+            "from ibo_pymc.forward.argmax import TableConfig, build_tables\n"
+            f"cfg = TableConfig.from_dict(json.load(open({str(tmp_path / 'cfg.json')!r})))\n"
+            f"np.testing.assert_array_equal(build_tables(cfg).table('WIDE'), np.load({str(tmp_path / 'want.npy')!r}))\n"
+            "print('ok', cfg.key())\n"
+        )
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["ok", cfg.key()]  # the same tables key in the fresh process
+        # another definition under the same name is refused, not silently used
+        register_family(AcquisitionFamily("WIDE", "k", (0.0, 1.0), lambda mu, sd, f, k: mu - k * sd, n_grid=4),
+                        replace=True)
+        with pytest.raises(ValueError, match="another definition"):
+            TableConfig.from_dict(d)
+    finally:
+        unregister_family("WIDE")
+
+
+def test_table_cache_key_follows_what_a_family_computes():
+    """Re-registering a family under the same name with another value function changes the tables' key."""
+
+    def bonus(mu, sd, f_best, k):
+        return mu + k * sd
+
+    def bigger_bonus(mu, sd, f_best, k):
+        return mu + 2.0 * k * sd
+
+    keys = []
+    try:
+        for fn in (bonus, bigger_bonus, bonus):
+            register_family(AcquisitionFamily("SIDE", "k", (0.0, 2.0), fn, n_grid=5), replace=True)
+            keys.append(TableConfig(families=("UCB", "SIDE"), n_param=5, n_tau=2).key())
+    finally:
+        unregister_family("SIDE")
+    assert keys[0] != keys[1] and keys[0] == keys[2]
+    # the built-in families' key is stable within a run and differs from any other configuration
+    assert TableConfig().key() == TableConfig().key() != TableConfig(n_tau=29).key()
+
+
 def test_theta_star_interpolates_between_knots(tables):
     t = tables
     d = np.array([3.25])

@@ -139,6 +139,77 @@ def get_family(name: str | AcquisitionFamily) -> AcquisitionFamily:
         raise KeyError(f"unknown acquisition family {name!r}; registered: {', '.join(_REGISTRY)}") from None
 
 
+def _code_fingerprint(code, h) -> None:
+    """Feed what a code object computes (bytecode, constants, names; not its file or line numbers) into ``h``."""
+    h.update(code.co_code)
+    h.update(repr(code.co_names).encode())
+    for c in code.co_consts:
+        if hasattr(c, "co_code"):
+            _code_fingerprint(c, h)
+        else:
+            h.update(repr(c).encode())
+
+
+def _function_fingerprint(fn, h, depth: int = 0) -> None:
+    code = getattr(fn, "__code__", None)
+    if code is None:  # a builtin or a ufunc: its name is what it computes
+        h.update(repr(getattr(fn, "__qualname__", fn)).encode())
+        return
+    _code_fingerprint(code, h)
+    for cell in fn.__closure__ or ():
+        v = cell.cell_contents
+        _function_fingerprint(v, h, depth + 1) if callable(v) and depth < 3 else h.update(repr(v).encode())
+    # module-level helpers it calls (e.g. _z inside pi_value), one level deep
+    for name in code.co_names:
+        g = fn.__globals__.get(name)
+        if depth < 1 and callable(g) and getattr(g, "__module__", None) == fn.__module__ and hasattr(g, "__code__"):
+            _function_fingerprint(g, h, depth + 1)
+
+
+def family_fingerprint(name: str | AcquisitionFamily) -> str:
+    """A hash of what a family computes: its value and log-value functions' code, bounds and grid size."""
+    import hashlib
+
+    fam = get_family(name)
+    h = hashlib.sha256(repr((fam.name, fam.param_name, tuple(fam.bounds), fam.n_grid)).encode())
+    for fn in (fam.value, fam.log_value):
+        if fn is not None:
+            _function_fingerprint(fn, h)
+    return h.hexdigest()[:16]
+
+
+def family_payload(name: str | AcquisitionFamily) -> str:
+    """A registered family as text (cloudpickle, base64): it travels with a configuration to a saved fit
+    or a fresh worker process, where :func:`restore_family` registers it again."""
+    import base64
+
+    import cloudpickle
+
+    return base64.b64encode(cloudpickle.dumps(get_family(name))).decode("ascii")
+
+
+def restore_family(payload: str) -> AcquisitionFamily:
+    """Register the family of a :func:`family_payload` unless the same one is registered.
+
+    A different family registered under the same name is an error (the
+    payload's tables would silently be computed with the other one).
+    """
+    import base64
+    import pickle
+
+    fam = pickle.loads(base64.b64decode(payload.encode("ascii")))
+    if fam.name in _REGISTRY:
+        if family_fingerprint(fam.name) != family_fingerprint(fam):
+            raise ValueError(f"acquisition family {fam.name!r} is registered with another definition than the one "
+                             "this configuration was made with")
+        return _REGISTRY[fam.name]
+    return register_family(fam)
+
+
+#: the families every process knows without registering them
+BUILTIN_FAMILIES = ("PI", "EI", "UCB")
+
+
 def registered_families() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 

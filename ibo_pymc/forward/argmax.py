@@ -105,14 +105,26 @@ class TableConfig:
         return Surrogate(self.sigma_s, self.sigma_beta, self.click_radius)
 
     def to_dict(self) -> dict:
+        """Plain data; user-registered families travel inside it (``user_families``, see
+        :func:`~ibo_pymc.forward.acquisition.family_payload`), so a saved fit or a fresh worker
+        process rebuilds them without the user's registration code."""
+        from ibo_pymc.forward.acquisition import BUILTIN_FAMILIES, family_payload
+
         d = dataclasses.asdict(self)
         d["families"] = list(self.families)
         d["family_bounds"] = [list(b) for b in self.family_bounds]
+        user = {f: family_payload(f) for f in self.families if f not in BUILTIN_FAMILIES}
+        if user:
+            d["user_families"] = user
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> TableConfig:
+        from ibo_pymc.forward.acquisition import restore_family
+
         d = dict(d)
+        for payload in d.pop("user_families", {}).values():
+            restore_family(payload)
         if d.pop("ei_as_pi", False):  # an option of earlier versions, now removed
             raise ValueError("these tables were made with EI scored by the PI formula, which no longer exists; refit")
         d["families"] = tuple(d["families"])
@@ -120,7 +132,15 @@ class TableConfig:
         return cls(**d)
 
     def key(self) -> str:
-        payload = json.dumps({"format": TABLE_FORMAT, **self.to_dict()}, sort_keys=True)
+        """The tables' cache key: the configuration, the table format, and what each family computes
+        (:func:`~ibo_pymc.forward.acquisition.family_fingerprint`), so an edited or re-registered
+        family never reuses stale tables."""
+        from ibo_pymc.forward.acquisition import family_fingerprint
+
+        d = self.to_dict()
+        d.pop("user_families", None)  # their code is in the fingerprints
+        payload = json.dumps({"format": TABLE_FORMAT, **d,
+                              "family_code": [family_fingerprint(f) for f in self.families]}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
