@@ -21,16 +21,16 @@
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from arviz import SamplingWrapper
 
 from ibo_pymc.data.rounds import SubjectObservations
 from ibo_pymc.forward.argmax import TABLE_FORMAT
 from ibo_pymc.forward.variants import MODELS, get_variant
-from ibo_pymc.loo import K_THRESHOLD, mixture_loo
+from ibo_pymc.loo import K_THRESHOLD, mixture_loo, quiet_pareto
 
 COLUMNS = ("subject", "model", "elpd_loo", "se", "p_loo", "elpd_diff", "weight", "max_pareto_k", "n_refit",
            "holdout_lppd")
@@ -39,19 +39,11 @@ COLUMNS = ("subject", "model", "elpd_loo", "se", "p_loo", "elpd_diff", "weight",
 def _psis_loo(idata):
     import arviz as az
 
-    with warnings.catch_warnings():
-        # the high-k warning: the caller reports k (and reliable_loo refits those rounds)
-        warnings.filterwarnings("ignore", message="Estimated shape parameter of Pareto", category=UserWarning)
+    with quiet_pareto():  # the caller reports k
         return az.loo(idata, pointwise=True)
 
 
-def _refit_wrapper_base():
-    import arviz as az
-
-    return az.SamplingWrapper
-
-
-class RoundRefit(_refit_wrapper_base()):
+class RoundRefit(SamplingWrapper):
     """Exact leave-one-round-out for :func:`arviz.reloo`: fit the subject's model again without round ``i``.
 
     The refit uses the original fit's configuration (model, sampler, seed), and
@@ -193,9 +185,7 @@ def heldout_loglik(idata, test: SubjectObservations, *, tables=None) -> np.ndarr
         if m.any():
             ll[m] = pointwise.loglik(sd, f, flat[get_family(f).var_name][m], tn[m], tp[m], flat["gamma"][m], flat["w"][m])
     # pointwise works in SubjectData's internal round order; back to the order of ``test``
-    out = np.empty_like(ll)
-    out[:, sd.order] = ll
-    return out
+    return sd.to_subject_order(ll)
 
 
 def fit_path(folder, subject: int, model: str, tag: str = "") -> Path:

@@ -58,6 +58,13 @@ def block_length(sg):
 
 
 @numba.njit(cache=True, inline="always")
+def scale_terms(g, n_rounds):
+    """What a kernel needs per gamma: ``(s_g, n_rounds * log_norm(g), block_length(s_g))``."""
+    sg = sinh2_half(g)
+    return sg, n_rounds * log_norm(g), block_length(sg)
+
+
+@numba.njit(cache=True, inline="always")
 def bracket(sg, s_minus, s_plus, w):
     """``w / (s_g + s_-) + (1 - w) / (s_g + s_+)``: the density of a round over ``sinh g / 4 pi``."""
     return w / (sg + s_minus) + (1.0 - w) / (sg + s_plus)

@@ -29,7 +29,6 @@ above the threshold after that are refitted exactly by
 
 from __future__ import annotations
 
-import json
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ from scipy.special import logsumexp
 from ibo_pymc.forward.variants import log_density_unconstrained
 from ibo_pymc.model import pointwise
 from ibo_pymc.model.builder import Component
-from ibo_pymc.model.results import component_table
+from ibo_pymc.model.results import component_table, components
 
 #: Pareto k above which a PSIS estimate is not trusted (Vehtari et al. 2024).
 K_THRESHOLD = 0.7
@@ -57,7 +56,8 @@ _HANDLED = (
 
 
 @contextmanager
-def _quiet_pareto():
+def quiet_pareto():
+    """Silence ArviZ's high-Pareto-k warnings, which the callers act on (moment matching, refits, reported k)."""
     with warnings.catch_warnings():
         for text in _HANDLED:
             warnings.filterwarnings("ignore", message=text, category=UserWarning)
@@ -76,14 +76,6 @@ class ComponentLOO:
     n_moment_matched: int = 0
 
 
-def components(idata) -> list[Component]:
-    """The mixture components of a saved fit (``components`` attribute)."""
-    return [
-        Component(d["family"], tuple(tuple(v) for v in d["limits"]), int(d["stratum"]), int(d["n_strata"]))
-        for d in json.loads(idata.posterior.attrs["components"])
-    ]
-
-
 def component_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRESHOLD) -> list[ComponentLOO]:
     """PSIS-LOO of every component of a fitted :class:`~ibo_pymc.model.fit.IBOModel`.
 
@@ -97,13 +89,6 @@ def component_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRE
     comps = components(idata)
     probs = component_table(idata)["probability"].to_dict()
     cond = {n: np.asarray(idata.conditional_posterior[n].values, float) for n in idata.conditional_posterior.data_vars}
-    order = fit.sd.order
-
-    def subject_order(a):
-        out = np.empty_like(a)
-        out[..., order] = a
-        return out
-
     out, per = [], []
     for k, c in enumerate(comps):
         d = fit._component_draws(comps, cond, k)
@@ -111,7 +96,7 @@ def component_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRE
         n_par = z.shape[-1]
 
         def loglik(dd, c=c):
-            return subject_order(pointwise.loglik(fit.sd, c.family, dd["param"], dd["tau_neg"], dd["tau_pos"], dd["gamma"], dd["w"]))
+            return fit.sd.to_subject_order(pointwise.loglik(fit.sd, c.family, dd["param"], dd["tau_neg"], dd["tau_pos"], dd["gamma"], dd["w"]))
 
         def log_prob_upars(u, c=c, n_par=n_par, loglik=loglik):
             zz = u.values.reshape(-1, n_par)
@@ -125,7 +110,7 @@ def component_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRE
 
         ll = loglik(d)  # (chain, draw, round)
         data = _component_data(z, ll)
-        with _quiet_pareto():
+        with quiet_pareto():
             lo = arviz_stats.loo(data, pointwise=True, var_name="theta2")
         p = float(probs[c.label])
         lppd = logsumexp(ll.reshape(-1, ll.shape[-1]), axis=0) - np.log(ll.shape[0] * ll.shape[1])
@@ -142,7 +127,7 @@ def component_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRE
             if not bad.any():
                 continue
             upars = xr.DataArray(z, dims=("chain", "draw", "upars"))
-            with _quiet_pareto(), np.errstate(over="ignore", under="ignore"):
+            with quiet_pareto(), np.errstate(over="ignore", under="ignore"):
                 mm = arviz_stats.loo_moment_match(data, lo, lp, lli, upars=upars, k_threshold=k_threshold,
                                                   pointwise=True, var_name="theta2")
             new_k = np.asarray(mm.pareto_k.values, float)
@@ -186,17 +171,24 @@ def mixture_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRESH
     ``pareto_k`` is the k of each round's estimate, ``n_moment_matched`` (an
     extra entry) counts the (component, round) estimates moment matching improved.
     """
-    import arviz as az
+    from arviz import ELPDData
 
     parts = component_loo(fit, moment_match=moment_match, k_threshold=k_threshold)
     elpd_i, k, lppd_i = combine(parts, float(fit.config.relevance))
-    with _quiet_pareto():
-        loo = az.loo(fit.idata, pointwise=True)  # the container (and n_samples, scale, good_k) for the estimate
-    loo.loo_i.values[:] = elpd_i
-    loo.pareto_k.values[:] = k
-    loo["elpd_loo"] = float(elpd_i.sum())
-    loo["se"] = float(np.sqrt(len(elpd_i) * np.var(elpd_i)))
-    loo["p_loo"] = float(lppd_i.sum() - elpd_i.sum())
-    loo["warning"] = bool((k > k_threshold).any())
-    loo["n_moment_matched"] = int(sum(p.n_moment_matched for p in parts))
-    return loo
+    ll = fit.idata.log_likelihood["theta2"]
+    n_samples = int(ll.sizes["chain"] * ll.sizes["draw"])
+    rounds = {"round": ll["round"].values}
+    fields = {
+        "elpd_loo": float(elpd_i.sum()),
+        "se": float(np.sqrt(len(elpd_i) * np.var(elpd_i))),
+        "p_loo": float(lppd_i.sum() - elpd_i.sum()),
+        "n_samples": n_samples,
+        "n_data_points": len(elpd_i),
+        "warning": bool((k > k_threshold).any()),
+        "loo_i": xr.DataArray(elpd_i, dims="round", coords=rounds, name="loo_i"),
+        "pareto_k": xr.DataArray(k, dims="round", coords=rounds, name="pareto_shape"),
+        "scale": "log",
+        "good_k": min(1 - 1 / np.log10(n_samples), 0.7),  # as arviz.loo reports it
+        "n_moment_matched": int(sum(p.n_moment_matched for p in parts)),
+    }
+    return ELPDData(data=list(fields.values()), index=list(fields))

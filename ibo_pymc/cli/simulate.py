@@ -143,14 +143,13 @@ def _main(argv: Sequence[str] | None) -> int:
         from ibo_pymc.simulate.coverage import PROTOCOLS, coverage
 
         check_suffix(args.csv, "--csv", (".csv",))
-        from ibo_pymc.forward.acquisition import get_family
-
-        lo, hi = get_family(args.family).bounds
-        if not lo <= args.param <= hi:
-            raise InputError(f"--param {args.param}: expected a {args.family} parameter in [{lo}, {hi}]", field="--param")
-        cell = coverage(args.family, args.param, args.n_obs, args.reps, gamma=_gamma(args), seed=args.seed,
-                        omit=args.omit, workers=args.workers, rule=args.rule or PROTOCOLS[args.protocol][2],
-                        region=args.region, progress=_progress(args.quiet, "coverage"))
+        gamma = _gamma(args)
+        try:  # the one ValueError left after argparse: the parameter outside its family's range
+            cell = coverage(args.family, args.param, args.n_obs, args.reps, gamma=gamma, seed=args.seed,
+                            omit=args.omit, workers=args.workers, rule=args.rule or PROTOCOLS[args.protocol][2],
+                            region=args.region, progress=_progress(args.quiet, "coverage"))
+        except ValueError as exc:
+            raise InputError(str(exc), field="--param") from None
         for k in cell.hits:
             what = {"truth": "true function covered by the 95% set",
                     "gamma": f"gamma = {cell.gamma:.4f} covered"}.get(k, f"some {k} function in the 95% set")

@@ -45,7 +45,7 @@ import xarray as xr
 from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.forward.argmax import ArgmaxTables, TableConfig, load_tables
 from ibo_pymc.forward.variants import get_variant
-from ibo_pymc.kernel import block_length, bracket, log_norm, logpdf, sinh2_half
+from ibo_pymc.kernel import bracket, logpdf, scale_terms
 
 #: Family preference on exact ties (see module docstring).
 TIE_ORDER = ("UCB", "PI", "EI")
@@ -88,9 +88,7 @@ def _row_loglik(rows, s_plus, s_minus, w, gamma):
     out = np.empty((R, G))
     x = np.empty(V)
     for g in range(G):
-        sh2 = sinh2_half(gamma[g])
-        const = N * log_norm(gamma[g])
-        block = block_length(sh2)
+        sh2, const, block = scale_terms(gamma[g], N)
         for v in range(V):
             x[v] = bracket(sh2, s_plus[v], s_minus[v], w[v])
         for r in range(R):

@@ -180,6 +180,13 @@ class SubjectData:
         m[: self.n_neg] = True
         return m
 
+    def to_subject_order(self, a) -> np.ndarray:
+        """An array over rounds (last axis) in internal order, put back into the subject's round order."""
+        a = np.asarray(a)
+        out = np.empty_like(a)
+        out[..., self.order] = a
+        return out
+
     @property
     def grid(self) -> np.ndarray:
         return np.stack([self.rt.param_lo, self.rt.param_step], axis=1)

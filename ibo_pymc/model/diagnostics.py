@@ -10,7 +10,7 @@ import pandas as pd
 from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.forward.variants import tau_names
 from ibo_pymc.model.config import FitConfig
-from ibo_pymc.model.results import component_table
+from ibo_pymc.model.results import component_table, components
 
 
 def converged(d: dict, cfg: FitConfig) -> bool:
@@ -72,19 +72,19 @@ def summary(idata, hdi_prob: float = 0.95) -> pd.DataFrame:
     probs = component_table(idata)["probability"]
     model = post.attrs["model"]
     rows = []
-    for k, c in enumerate(json.loads(post.attrs["components"])):
-        fam = get_family(c["family"])
+    for k, c in enumerate(components(idata)):
+        fam = get_family(c.family)
         for name in (fam.var_name, "gamma", "w", *tau_names(model)):
-            arr = cond[c["var_name"] if name == fam.var_name else name]
+            arr = cond[c.var_name if name == fam.var_name else name]
             if "component" in arr.dims:
                 arr = arr.isel(component=k)
             v = arr.values
             lo, hi = az.hdi(v.ravel(), hdi_prob=hdi_prob)
             rows.append(
                 {
-                    "family": c["family"],
-                    "component": c["label"],
-                    "probability": probs[c["label"]],
+                    "family": c.family,
+                    "component": c.label,
+                    "probability": probs[c.label],
                     "parameter": name,
                     "mean": float(v.mean()),
                     "sd": float(v.std()),

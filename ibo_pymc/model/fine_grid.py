@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ibo_pymc.forward.variants import get_variant, tau_names
-from ibo_pymc.kernel import block_length, half_difference_sines, log_norm, sinh2_half
+from ibo_pymc.kernel import half_difference_sines, scale_terms
 from ibo_pymc.model.builder import SubjectData, prior_bounds
 from ibo_pymc.model.lookup import lookup_numpy
 
@@ -65,9 +65,7 @@ def _grid_loglik(ts, sx, cx, gammas, ws):
         fa = np.empty(N)
         fb = np.empty(N)
         for g in range(G):
-            sg = sinh2_half(gammas[g])
-            const = N * log_norm(gammas[g])
-            block = block_length(sg)
+            sg, const, block = scale_terms(gammas[g], N)
             for i in range(N):
                 fa[i] = 1.0 / (sg + qm[i])
                 fb[i] = 1.0 / (sg + qp[i])

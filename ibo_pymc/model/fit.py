@@ -377,11 +377,6 @@ class IBOModel:
                 ts[mask] = pointwise.theta_star(self.sd, f, params[k][mask], shared["tau_neg"][mask], shared["tau_pos"][mask])
         ppc = wc_mixture_random(ts, shared["gamma"][..., None], shared["w"][..., None], rng=rng_ppc)
 
-        def to_subject_order(a):
-            out = np.empty_like(a)
-            out[..., self.sd.order] = a
-            return out
-
         coords = {"chain": np.arange(C), "draw": np.arange(D), "family": list(fams), "round": np.asarray(self.obs.session_id)}
         post = {get_family(f).var_name: (("chain", "draw"), params[k]) for k, f in enumerate(fams)}
         post["gamma"] = (("chain", "draw"), shared["gamma"])
@@ -405,8 +400,8 @@ class IBOModel:
         )
 
         rc = {k: coords[k] for k in ("chain", "draw", "round")}
-        log_lik = xr.Dataset({"theta2": (("chain", "draw", "round"), to_subject_order(ll_draw))}, coords=rc)
-        ppc_ds = xr.Dataset({"theta2": (("chain", "draw", "round"), to_subject_order(ppc))}, coords=rc)
+        log_lik = xr.Dataset({"theta2": (("chain", "draw", "round"), self.sd.to_subject_order(ll_draw))}, coords=rc)
+        ppc_ds = xr.Dataset({"theta2": (("chain", "draw", "round"), self.sd.to_subject_order(ppc))}, coords=rc)
         obs_ds = xr.Dataset({"theta2": ("round", np.asarray(self.obs.theta2, float))}, coords={"round": coords["round"]})
         const = xr.Dataset(
             {
@@ -519,7 +514,7 @@ class IBOModel:
                 warnings.simplefilter("ignore")
                 idata = az.from_netcdf(str(path), engine="h5netcdf")
                 idata.load()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any reader failure means a bad file
             raise InputError(f"cannot read NetCDF ({type(exc).__name__}); expected a fit written by ibo-sample", path=path) from None
         attrs = idata.posterior.attrs if "posterior" in idata.groups() else {}
         if "config" not in attrs or "constant_data" not in idata.groups() or "observed_data" not in idata.groups():

@@ -38,13 +38,6 @@ from ibo_pymc.model.likelihood import WrappedCauchyMixture
 from ibo_pymc.model.lookup import lookup_pytensor
 
 
-def _subject_order_tables(sd: SubjectData) -> np.ndarray:
-    """The round tables (family, param, tau, round) with rounds in the subject's order."""
-    inv = np.empty_like(sd.order)
-    inv[sd.order] = np.arange(len(sd.order))
-    return np.ascontiguousarray(sd.rt.values[..., inv])
-
-
 def generative_model(obs, model: str = "tau_pm", *, tables=None, marginalized: bool = True):
     """The generative model of a subject's rounds (module docstring).
 
@@ -59,7 +52,7 @@ def generative_model(obs, model: str = "tau_pm", *, tables=None, marginalized: b
     model = sd.model
     fams = sd.families
     rt = sd.rt
-    T = _subject_order_tables(sd)
+    T = sd.to_subject_order(sd.rt.values)  # (family, param, tau, round)
     d = np.asarray(sd.obs.delta_r1, float)
     coords = {"family": list(fams), "round": np.asarray(sd.obs.session_id)}
     with pm.Model(coords=coords) as m:

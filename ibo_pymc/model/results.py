@@ -20,6 +20,17 @@ import pandas as pd
 COLUMNS = ("family", "log_evidence", "log_evidence_rel_error", "probability", "r_hat", "ess_bulk", "ess_tail")
 
 
+def components(idata) -> list:
+    """The mixture components of a fit (:class:`~ibo_pymc.model.builder.Component`), from its
+    ``components`` attribute (the strata definitions)."""
+    from ibo_pymc.model.builder import Component
+
+    return [
+        Component(d["family"], tuple(tuple(v) for v in d["limits"]), int(d["stratum"]), int(d["n_strata"]))
+        for d in json.loads(idata.posterior.attrs["components"])
+    ]
+
+
 def component_table(idata) -> pd.DataFrame:
     """One row per component (index: its label) with :data:`COLUMNS`."""
     if "component_evidence" in idata.groups():

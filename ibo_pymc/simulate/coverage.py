@@ -116,19 +116,24 @@ class CoverageCell:
         ]
 
 
-def _credible_region(fit, mass: float, region: str) -> dict:
-    """Per family, the mask (param_index, ...) of the grid cells in the credible region."""
-    post = fit.posterior
+def _joint_cells(fit, mass: float) -> np.ndarray:
+    """Mask of the joint (family, parameter, ..., gamma) cells in the ``mass`` credible set."""
+    return credible_cells(fit.posterior.values, mass)
+
+
+def _credible_region(fit, mass: float, region: str, joint: np.ndarray | None = None) -> dict:
+    """Per family, the mask (param_index, ...) of the grid cells in the credible region
+    (``joint``: the joint set's mask when already computed)."""
     if region == "marginal":  # gamma (and tau) summed out: the set of acquisition functions
-        post = post.sum([d for d in post.dims if d not in ("family", "param_index")])
-    keep = credible_cells(post.values, mass)
+        post = fit.posterior
+        keep = credible_cells(post.sum([d for d in post.dims if d not in ("family", "param_index")]).values, mass)
+    else:
+        keep = _joint_cells(fit, mass) if joint is None else joint
     return dict(zip(fit.coords["family"], keep))
 
 
-def covers(fit, family: str, param: float, mass: float = 0.95, *, rule: str = "range", region: str = "joint") -> bool:
-    """Whether the ``mass`` credible set of a grid fit covers ``family(param)`` (module docstring, rules)."""
-    keep = _credible_region(fit, mass, region)[family]
-    rows = keep.reshape(keep.shape[0], -1).any(axis=1)  # parameter nodes with a cell in the set
+def _covers_param(fit, family_mask: np.ndarray, family: str, param: float, rule: str) -> bool:
+    rows = family_mask.reshape(family_mask.shape[0], -1).any(axis=1)  # parameter nodes with a cell in the set
     nodes = fit.config.tables.params(family)
     if rule == "cell":
         return bool(rows[int(np.argmin(np.abs(nodes - param)))])
@@ -138,13 +143,20 @@ def covers(fit, family: str, param: float, mass: float = 0.95, *, rule: str = "r
     return bool(inside.min() - 1e-12 <= param <= inside.max() + 1e-12)
 
 
+def _covers_gamma(fit, joint: np.ndarray, gamma: float) -> bool:
+    axis = fit.posterior.dims.index("gamma")
+    g = np.asarray(fit.coords["gamma"])[np.moveaxis(joint, axis, -1).reshape(-1, joint.shape[axis]).any(axis=0)]
+    return bool(g.min() - 1e-12 <= gamma <= g.max() + 1e-12)
+
+
+def covers(fit, family: str, param: float, mass: float = 0.95, *, rule: str = "range", region: str = "joint") -> bool:
+    """Whether the ``mass`` credible set of a grid fit covers ``family(param)`` (module docstring, rules)."""
+    return _covers_param(fit, _credible_region(fit, mass, region)[family], family, param, rule)
+
+
 def covers_gamma(fit, gamma: float, mass: float = 0.95) -> bool:
     """Whether gamma lies between the smallest and largest gamma of the joint credible set's cells."""
-    post = fit.posterior
-    keep = credible_cells(post.values, mass)
-    axis = post.dims.index("gamma")
-    g = np.asarray(fit.coords["gamma"])[np.moveaxis(keep, axis, -1).reshape(-1, keep.shape[axis]).any(axis=0)]
-    return bool(g.min() - 1e-12 <= gamma <= g.max() + 1e-12)
+    return _covers_gamma(fit, _joint_cells(fit, mass), gamma)
 
 
 def _replicate_batch(args):
@@ -166,8 +178,10 @@ def _replicate_batch(args):
             for f in others:
                 hits[f] += bool(keep[f].any())
         else:
-            hits["truth"] += covers(fit, family, param, mass, rule=rule, region=region)
-            hits["gamma"] += covers_gamma(fit, gamma, mass)
+            joint = _joint_cells(fit, mass)  # sorted once per fit, for both columns
+            keep = _credible_region(fit, mass, region, joint)
+            hits["truth"] += _covers_param(fit, keep[family], family, param, rule)
+            hits["gamma"] += _covers_gamma(fit, joint, gamma)
     return hits
 
 
@@ -200,9 +214,15 @@ def nearest_gamma_node(value: float = STATED_GAMMA, *, config=None) -> float:
     return float(grid[int(np.argmin(np.abs(grid - value)))])
 
 
+def _check_protocol(protocol: str) -> str:
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    return protocol
+
+
 def protocol_gamma(protocol: str = "reference") -> float:
     """The generating gamma of a protocol: the grid node nearest 0.25 (reference) or 0.25 itself (text)."""
-    truths(protocol)  # checks the name
+    _check_protocol(protocol)
     return nearest_gamma_node() if PROTOCOLS[protocol][1] == "node" else STATED_GAMMA
 
 
@@ -210,9 +230,7 @@ def truths(protocol: str = "reference") -> dict:
     """Family -> the three generating parameters of ``protocol``."""
     from ibo_pymc.forward.argmax import TableConfig
 
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
-    if PROTOCOLS[protocol][0] == "printed":
+    if PROTOCOLS[_check_protocol(protocol)][0] == "printed":
         return dict(PAPER_CELLS)
     cfg = TableConfig()
     return {f: tuple(float(cfg.params(f)[k - 1]) for k in nodes) for f, nodes in REFERENCE_NODES.items()}
