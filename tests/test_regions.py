@@ -96,7 +96,7 @@ def _truth_curve(tables, d, family, param, tau):
 def _fit_synthetic(seed, n=150, draws=300, **truth):
     from ibo_pymc.forward.argmax import load_tables
     from ibo_pymc.model.fit import IBOModel
-    from tests.test_model import synthetic
+    from tests.model.test_model import synthetic
 
     tables = load_tables()
     obs = synthetic(n, seed=seed, tables=tables, **truth)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-CASES = json.loads((Path(__file__).resolve().parent / "corpus" / "cases.json").read_text())
+CASES = json.loads((Path(__file__).resolve().parents[1] / "corpus" / "cases.json").read_text())
 MODULES = {"ibo-data": "data", "ibo-sample": "sample", "ibo-compare": "compare", "ibo-plot": "plot"}
 SUFFIX = {"ibo-data": ".csv", "ibo-sample": ".nc", "ibo-compare": ".csv", "ibo-plot": ".png"}
 

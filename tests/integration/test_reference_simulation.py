@@ -20,8 +20,8 @@ from ibo_pymc.simulate.coverage import (
     study_gamma,
     truths,
 )
+from tests.integration.test_reference import read_rds
 from tests.paper_values import TABLE3
-from tests.test_reference import read_rds
 
 N_OBS = (10, 100, 1000)
 PRINTED = {"PI": (1.0, 15.0, 30.0), "EI": (0.0, 15.0, 30.0), "UCB": (0.5, 0.75, 0.99)}

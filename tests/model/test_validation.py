@@ -12,7 +12,7 @@ from ibo_pymc.model.builder import (
     split_component,
     whole_families,
 )
-from tests.test_model import synthetic
+from tests.model.test_model import synthetic
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 NAMES = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
 
@@ -24,7 +24,7 @@ def test_all_five_notebooks_are_committed_with_outputs():
 
 
 def test_committed_notebooks_match_their_source():
-    """notebooks/build.py holds the text and code; the .ipynb files are its executed output."""
+    """Each notebook's jupytext percent source (notebooks/NN_name.py) holds its text and code; the .ipynb is its executed output."""
     import importlib.util
 
     import nbformat
@@ -32,10 +32,13 @@ def test_committed_notebooks_match_their_source():
     spec = importlib.util.spec_from_file_location("nb_build", NOTEBOOKS / "build.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    assert mod.names() == NAMES, "every notebook has a percent-format source and vice versa"
     for name in NAMES:
-        built = [c.source for c in mod.build(name).cells]
-        committed = [c.source for c in nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells]
+        src = mod.source(name)
+        built = [(c.cell_type, c.source) for c in src.cells]
+        committed = [(c.cell_type, c.source) for c in nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells]
         assert built == committed, f"{name}.ipynb is stale: run python notebooks/build.py --execute {name}"
+        assert sum(c.cell_type == "markdown" for c in src.cells) >= 3, f"{name}.py lost its markdown cells"
 
 
 @pytest.mark.parametrize("name", NAMES)
