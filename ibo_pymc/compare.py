@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-import dataclasses
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -129,7 +129,10 @@ def loo_table(fits: dict, reference: str = "tau_pm", *, refit: bool = True, log=
             loos[m], n_refit[m] = reliable_loo(f, log=log)
         else:
             loos[m], n_refit[m] = mixture_loo(f), 0
-    cmp = az.compare(loos, ic="loo") if len(fits) > 1 else None
+    with warnings.catch_warnings():
+        # ArviZ 0.23's compare sorts with inplace=True, which pandas >= 3.1 deprecates (not actionable here)
+        warnings.filterwarnings("ignore", message="The inplace keyword in DataFrame.sort_values")
+        cmp = az.compare(loos, ic="loo") if len(fits) > 1 else None
     ref = loos.get(reference)
     rows = []
     for m, lo in loos.items():
@@ -206,7 +209,7 @@ def fit_or_load(obs: SubjectObservations, model: str, folder, *, tag: str = "", 
     from ibo_pymc.model.fit import FitConfig, IBOModel
 
     path = fit_path(folder, obs.subject, model, tag)
-    cfg = FitConfig(model=model) if config is None else dataclasses.replace(config, model=model)
+    cfg = FitConfig(model=model) if config is None else config.replace(model=model)
     if path.is_file():
         m = IBOModel.load(path)
         stale = m.table_format != TABLE_FORMAT

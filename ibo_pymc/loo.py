@@ -38,7 +38,6 @@ import xarray as xr
 from scipy.special import logsumexp
 
 from ibo_pymc.forward.variants import log_density_unconstrained
-from ibo_pymc.model import pointwise
 from ibo_pymc.model.builder import Component
 from ibo_pymc.model.results import component_table, components
 
@@ -91,21 +90,21 @@ def component_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRE
     cond = {n: np.asarray(idata.conditional_posterior[n].values, float) for n in idata.conditional_posterior.data_vars}
     out, per = [], []
     for k, c in enumerate(comps):
-        d = fit._component_draws(comps, cond, k)
-        z = fit._unconstrained(c, d)
+        d = fit.parameters.draws(comps, cond, k)
+        z = fit.parameters.to_unconstrained(c, d)
         n_par = z.shape[-1]
 
         def loglik(dd, c=c):
-            return fit.sd.to_subject_order(pointwise.loglik(fit.sd, c.family, dd["param"], dd["tau_neg"], dd["tau_pos"], dd["gamma"], dd["w"]))
+            return fit.sd.to_subject_order(fit.parameters.loglik(fit.sd, c.family, dd))
 
         def log_prob_upars(u, c=c, n_par=n_par, loglik=loglik):
             zz = u.values.reshape(-1, n_par)
-            v = loglik(fit._from_unconstrained(c, zz)).sum(-1) + log_density_unconstrained(zz).sum(-1)
+            v = loglik(fit.parameters.from_unconstrained(c, zz)).sum(-1) + log_density_unconstrained(zz).sum(-1)
             return xr.DataArray(v.reshape(u.shape[:2]), dims=("chain", "draw"))
 
         def log_lik_i_upars(u, i, c=c, n_par=n_par, loglik=loglik):
             zz = u.values.reshape(-1, n_par)
-            v = loglik(fit._from_unconstrained(c, zz))[:, i]
+            v = loglik(fit.parameters.from_unconstrained(c, zz))[:, i]
             return xr.DataArray(v.reshape(u.shape[:2]), dims=("chain", "draw"))
 
         ll = loglik(d)  # (chain, draw, round)
@@ -140,12 +139,10 @@ def component_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRE
 def _component_data(z, ll):
     import arviz as az
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        return az.InferenceData(
-            posterior=xr.Dataset({"upars": (("chain", "draw", "upar"), z)}),
-            log_likelihood=xr.Dataset({"theta2": (("chain", "draw", "round"), ll)}),
-        )
+    return az.InferenceData(
+        posterior=xr.Dataset({"upars": (("chain", "draw", "upar"), z)}),
+        log_likelihood=xr.Dataset({"theta2": (("chain", "draw", "round"), ll)}),
+    )
 
 
 def loo_probabilities(parts: list[ComponentLOO]) -> np.ndarray:

@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,9 +94,7 @@ def circular_hdi(draws, prob: float = 0.95, *, bw: float | str = "taylor", min_m
         raise ValueError("circular_hdi needs at least one finite draw")
     if np.ptp(x) < 1e-12:
         return [(float(x[0]), float(x[0]))]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        grid, pdf = az.kde(x, circular=True, bw=bw)
+    grid, pdf = az.kde(x, circular=True, bw=bw)
     arcs = density_hdi(grid, pdf, prob)
     kept = [a for a in arcs if arcs_contain([a], x).mean() >= min_mass]
     return kept or arcs
@@ -206,9 +203,7 @@ def regions(idata, delta_r1=None, *, prob: float = 0.95, n_draws: int = 1000, se
     d = np.linspace(-34, 34, 69) if delta_r1 is None else np.asarray(delta_r1, float)
     cur = curve_draws(idata, d, n_draws=n_draws, seed=seed, tables=tables)
     ts = cur["theta_star"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cred = np.array([az.hdi(ts[:, j], hdi_prob=prob) if np.ptp(ts[:, j]) > 0 else (ts[0, j], ts[0, j]) for j in range(len(d))])
+    cred = np.array([az.hdi(ts[:, j], hdi_prob=prob) if np.ptp(ts[:, j]) > 0 else (ts[0, j], ts[0, j]) for j in range(len(d))])
     angles, dens = predictive_density(cur)
     pred = [density_hdi(angles, dens[j], prob) for j in range(len(d))]
     share = np.bincount(cur["family"], minlength=len(cur["labels"])) / len(cur["family"])

@@ -105,7 +105,7 @@ def test_fit_or_load_reuses_only_fits_of_the_same_rounds_and_tables(fitted, monk
     with pytest.raises(AssertionError, match="refitted"):
         fit_or_load(obs, "u", folder, log=said.append)
     assert said and "older argmax tables" in said[0]
-    assert json.loads(stale.idata.posterior.attrs["config"])["model"] == "u"
+    assert json.loads(stale.idata.posterior.attrs["config"])["model"]["model"] == "u"
 
 
 def test_a_saved_fit_is_refused_for_another_configuration(fitted, monkeypatch):

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
+from ibo_pymc.forward.priors import UniformPrior
+
 ValueFn = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 _SQRT_HALF_PI = np.sqrt(np.pi / 2.0)
@@ -50,6 +52,11 @@ class AcquisitionFamily:
     @property
     def var_name(self) -> str:
         return f"{self.param_name}_{self.name.lower()}"
+
+    @property
+    def prior(self) -> UniformPrior:
+        """The shape parameter's prior: uniform over ``bounds``."""
+        return UniformPrior(*map(float, self.bounds))
 
     def grid(self, n: int | None = None) -> np.ndarray:
         return np.linspace(self.bounds[0], self.bounds[1], n or self.n_grid)

@@ -13,8 +13,9 @@ name      label  free tau parameters    tau of a round with delta_r1 < 0 / >= 0
 The grid engine, the PyMC builders, the fit, comparison, regions and the
 simulators all read :func:`get_variant` instead of comparing model names.
 
-Priors (SPEC section 7) are uniform; :class:`UniformPrior` also holds the
-logit map to the unconstrained line that the samplers and bridge sampling use.
+:class:`ModelSpec` is the whole model specification a fit, a simulator or a
+generative model reads: the variant, its acquisition families, and the prior
+object (:mod:`ibo_pymc.forward.priors`) of every free parameter.
 """
 
 from __future__ import annotations
@@ -24,47 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
-@dataclass(frozen=True)
-class UniformPrior:
-    """U(lo, hi), with the logit map to the real line."""
-
-    lo: float
-    hi: float
-
-    @property
-    def bounds(self) -> tuple[float, float]:
-        return float(self.lo), float(self.hi)
-
-    def to_unconstrained(self, v, eps: float = 1e-9):
-        """logit((v - lo) / (hi - lo)), with v kept inside the open interval."""
-        u = np.clip((np.asarray(v, float) - self.lo) / (self.hi - self.lo), eps, 1 - eps)
-        return np.log(u) - np.log1p(-u)
-
-    def from_unconstrained(self, z):
-        return self.lo + (self.hi - self.lo) / (1.0 + np.exp(-np.asarray(z, float)))
-
-
-def log_density_unconstrained(z):
-    """log(sigmoid(z) sigmoid(-z)): a uniform prior times the Jacobian of the logit map, up to log(hi - lo)
-    (which cancels against the prior density 1 / (hi - lo))."""
-    z = np.asarray(z, float)
-    return -np.logaddexp(0.0, z) - np.logaddexp(0.0, -z)
-
-
-#: priors of the parameters every family shares (SPEC section 7)
-PRIORS = {
-    "gamma": UniformPrior(0.01, float(np.pi / 4)),
-    "w": UniformPrior(0.0, 1.0),
-    "tau": UniformPrior(0.0, float(np.pi / 2)),
-    "tau_neg": UniformPrior(0.0, float(np.pi / 2)),
-    "tau_pos": UniformPrior(0.0, float(np.pi / 2)),
-}
-
-
-def prior_bounds(name: str) -> tuple[float, float]:
-    """Uniform prior interval of a shared parameter (gamma, w, tau, tau_neg, tau_pos)."""
-    return PRIORS[name].bounds
+from ibo_pymc.forward.acquisition import PAPER_FAMILIES, AcquisitionFamily, get_family
+from ibo_pymc.forward.priors import (
+    PRIORS,
+    UniformPrior,
+    log_density_unconstrained,
+    prior_bounds,
+)
 
 
 @dataclass(frozen=True)
@@ -115,3 +82,59 @@ def get_variant(name: str) -> Variant:
 def tau_names(model: str) -> tuple[str, ...]:
     """The free tau parameters of a model."""
     return get_variant(model).taus
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model: its variant, its acquisition families, and every free parameter's prior.
+
+    >>> spec = ModelSpec("tau_pm")
+    >>> spec.parameters
+    ('xi_pi', 'xi_ei', 'p_ucb', 'gamma', 'w', 'tau_neg', 'tau_pos')
+    >>> spec.prior("p_ucb").bounds
+    (0.5, 0.99)
+    """
+
+    model: str = "tau_pm"
+    families: tuple[str, ...] = PAPER_FAMILIES
+
+    def __post_init__(self):
+        get_variant(self.model)
+        object.__setattr__(self, "families", tuple(get_family(f).name for f in self.families))
+
+    @property
+    def variant(self) -> Variant:
+        return get_variant(self.model)
+
+    def family(self, name: str) -> AcquisitionFamily:
+        return get_family(name)
+
+    @property
+    def shape_parameters(self) -> tuple[str, ...]:
+        """One shape parameter per family (``xi_pi``, ``xi_ei``, ``p_ucb``)."""
+        return tuple(get_family(f).var_name for f in self.families)
+
+    @property
+    def shared(self) -> tuple[str, ...]:
+        """The parameters every family shares: gamma, w and the variant's free taus."""
+        return ("gamma", "w", *self.variant.taus)
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return self.shape_parameters + self.shared
+
+    def prior(self, name: str) -> UniformPrior:
+        """The prior of a parameter, by its posterior variable name (``xi_pi``, ``gamma``, ...)."""
+        for f in self.families:
+            if get_family(f).var_name == name:
+                return get_family(f).prior
+        if name in self.shared:
+            return PRIORS[name]
+        raise KeyError(f"model {self.model!r} has no parameter {name!r}; its parameters: {', '.join(self.parameters)}")
+
+    def priors(self) -> dict[str, UniformPrior]:
+        return {n: self.prior(n) for n in self.parameters}
+
+
+__all__ = ["MODELS", "PRIORS", "VARIANTS", "ModelSpec", "UniformPrior", "Variant", "get_variant", "log_density_unconstrained",
+           "prior_bounds", "tau_names"]

@@ -40,22 +40,20 @@ import numpy as np
 from ibo_pymc.data.rounds import SubjectObservations
 from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.forward.argmax import ArgmaxTables, load_tables
-from ibo_pymc.forward.variants import MODELS, get_variant, prior_bounds, tau_names
-
-__all__ = ["LAYOUTS", "MODELS", "Component", "SubjectData", "build_model", "prior_bounds", "tau_names"]
+from ibo_pymc.forward.priors import PRIORS, UniformPrior
+from ibo_pymc.forward.variants import (
+    MODELS,
+    ModelSpec,
+    get_variant,
+    prior_bounds,
+    tau_names,
+)
 from ibo_pymc.model.lookup import RoundTables
 from ibo_pymc.model.op import half_angles
 
+__all__ = ["LAYOUTS", "MODELS", "Component", "SubjectData", "build_model", "prior_bounds", "tau_names"]
+
 LAYOUTS = ("marginal", "stacked")
-
-
-def param_names(families) -> tuple[str, ...]:
-    return tuple(get_family(f).var_name for f in families)
-
-
-def parameter_names(model: str, families) -> tuple[str, ...]:
-    """Continuous parameters of a model, in a fixed order."""
-    return (*param_names(families), "gamma", "w", *tau_names(model))
 
 
 @dataclass(frozen=True)
@@ -76,16 +74,16 @@ class Component:
     stratum: int = 0
     n_strata: int = 1
 
-    def prior(self, name: str) -> tuple[float, float]:
-        """The unrestricted prior interval of a parameter of this component."""
-        return tuple(map(float, get_family(self.family).bounds)) if name == "param" else prior_bounds(name)
+    def prior(self, name: str) -> UniformPrior:
+        """The unrestricted prior of a parameter of this component (``param``: the family's shape parameter)."""
+        return get_family(self.family).prior if name == "param" else PRIORS[name]
 
     def bounds(self, name: str) -> tuple[float, float]:
         """The (possibly restricted) prior interval of a parameter of this component."""
         for n, lo, hi in self.limits:
             if n == name:
                 return float(lo), float(hi)
-        return self.prior(name)
+        return self.prior(name).bounds
 
     @property
     def var_name(self) -> str:
@@ -104,7 +102,7 @@ class Component:
         """log of the stratum's share of the family's prior volume."""
         out = 0.0
         for n, lo, hi in self.limits:
-            plo, phi = self.prior(n)
+            plo, phi = self.prior(n).bounds
             out += np.log((hi - lo) / (phi - plo))
         return float(out)
 
@@ -167,6 +165,11 @@ class SubjectData:
     @property
     def families(self) -> tuple[str, ...]:
         return self.rt.families
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The model specification: variant, families, priors."""
+        return ModelSpec(self.model, self.families)
 
     @property
     def theta2(self) -> np.ndarray:
@@ -248,11 +251,11 @@ def build_model(
         n_neg = pm.Data("n_neg", np.int64(n_neg))
         grid = pm.Data("param_grid", grid)
         tau_step = pm.Data("tau_step", np.float64(tau_step))
-        params = [pm.Uniform(c.var_name, *c.bounds("param")) for c in components]
+        params = [UniformPrior(*c.bounds("param")).pymc(c.var_name) for c in components]
 
         def shared(name):
             if layout != "stacked":
-                return pm.Uniform(name, *prior_bounds(name))
+                return PRIORS[name].pymc(name)
             lo, hi = (np.array(v) for v in zip(*(c.bounds(name) for c in components)))
             return pm.Uniform(name, lo, hi, dims=fam_dims)
 

@@ -29,7 +29,9 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ibo_pymc.model.builder import SubjectData, prior_bounds, tau_names, whole_families
+from ibo_pymc.forward.priors import PRIORS
+from ibo_pymc.forward.variants import tau_names
+from ibo_pymc.model.builder import SubjectData, whole_families
 from ibo_pymc.model.op import _loglik_kernel
 
 _H = 9  # header: F, P, K, N, n_neg, (unused), layout (0 marginal, 1 stacked), tau_step, n_dim
@@ -60,7 +62,7 @@ def blocks_for(model: str, components, layout: str) -> list[Block]:
             lo, hi = zip(*(c.bounds(n) for c in components))
             out.append(Block(n, code[n], -1, len(components), lo, hi))
         else:
-            lo, hi = prior_bounds(n)
+            lo, hi = PRIORS[n].bounds
             out.append(Block(n, code[n], -1, 1, (lo,), (hi,)))
     return out
 

@@ -18,6 +18,25 @@ def converged(d: dict, cfg: FitConfig) -> bool:
     return d["r_hat"] <= cfg.target_rhat and d["ess_bulk"] >= cfg.min_ess and d["ess_tail"] >= cfg.min_ess
 
 
+def conditional_diagnostics(parameters, comps, cond: dict) -> dict:
+    """Worst R-hat and smallest bulk / tail ESS over each component's free parameters, by component label.
+
+    ``parameters`` is a :class:`~ibo_pymc.model.parameters.ComponentParameters`,
+    ``cond`` the stacked conditional draws.
+    """
+    import arviz as az
+
+    out = {}
+    for k, c in enumerate(comps):
+        d = parameters.draws(comps, cond, k)
+        names = [key for key, _, _ in parameters.columns(c)]
+        r = [float(az.rhat(d[n])) for n in names]
+        eb = [float(az.ess(d[n], method="bulk")) for n in names]
+        et = [float(az.ess(d[n], method="tail")) for n in names]
+        out[c.label] = {"r_hat": max(r), "ess_bulk": min(eb), "ess_tail": min(et)}
+    return out
+
+
 def failing_quantities(diag: pd.DataFrame, config: FitConfig | None = None) -> list[str]:
     """Checked quantities of :func:`diagnostics` that miss the config's R-hat and bulk/tail ESS targets."""
     cfg = config or FitConfig()
@@ -52,7 +71,7 @@ def diagnostics(idata) -> pd.DataFrame:
     for q in const:
         df.loc[q, ["r_hat"]] = 1.0
     df["checked"] = True
-    relevance = json.loads(post.attrs["config"]).get("relevance", 1e-3) if "config" in post.attrs else 1e-3
+    relevance = FitConfig.from_dict(json.loads(post.attrs["config"])).relevance if "config" in post.attrs else 1e-3
     for label, d in component_table(idata).iterrows():
         # a component with posterior probability below `relevance` contributes no draws: its
         # conditional chains are reported but not held to the convergence targets

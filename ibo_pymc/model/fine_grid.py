@@ -34,9 +34,10 @@ import numba
 import numpy as np
 import pandas as pd
 
+from ibo_pymc.forward.priors import PRIORS
 from ibo_pymc.forward.variants import get_variant, tau_names
 from ibo_pymc.kernel import half_difference_sines, scale_terms
-from ibo_pymc.model.builder import SubjectData, prior_bounds
+from ibo_pymc.model.builder import SubjectData
 from ibo_pymc.model.lookup import lookup_numpy
 
 #: points per dimension at every level
@@ -152,8 +153,7 @@ def fine_grid_family(
         halves = [h for h in halves if len(h[0])]
     else:
         halves = [(np.arange(len(theta2)), taus[0] if taus else None)]
-    prior = {"param": tuple(map(float, get_family(family).bounds)), "gamma": prior_bounds("gamma"), "w": prior_bounds("w")}
-    prior.update({t: prior_bounds(t) for t in taus})
+    prior = {"param": get_family(family).prior.bounds} | {n: PRIORS[n].bounds for n in ("gamma", "w", *taus)}
     box = dict(prior)
     for level in range(1, levels + 1):
         grid, step = {}, {}

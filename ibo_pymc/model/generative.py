@@ -22,7 +22,11 @@ per family, bridge-sampled evidences, strata), which converges where NUTS on
 the marginal model does not; this module is the model's definition, used to
 validate that method and to draw predictions:
 :func:`posterior_predictive` draws theta2 for a fit's posterior draws with
-``pm.sample_posterior_predictive`` on this model.
+``pm.sample_posterior_predictive`` on this model, :func:`family_probabilities`
+recovers each draw's family probabilities with ``pymc_extras.recover_marginals``
+(equal to the fit's ``family_prob``, tested), and :func:`prior_predictive_draw`
+draws a truth and its data from the model (what simulation-based calibration,
+:mod:`ibo_pymc.simulate.sbc`, is built on).
 """
 
 from __future__ import annotations
@@ -31,8 +35,6 @@ import warnings
 
 import numpy as np
 
-from ibo_pymc.forward.acquisition import get_family
-from ibo_pymc.forward.variants import get_variant, prior_bounds
 from ibo_pymc.model.builder import SubjectData
 from ibo_pymc.model.likelihood import WrappedCauchyMixture
 from ibo_pymc.model.lookup import lookup_pytensor
@@ -56,12 +58,13 @@ def generative_model(obs, model: str = "tau_pm", *, tables=None, marginalized: b
     d = np.asarray(sd.obs.delta_r1, float)
     coords = {"family": list(fams), "round": np.asarray(sd.obs.session_id)}
     with pm.Model(coords=coords) as m:
+        spec = sd.spec
         family = pm.Categorical("family", p=np.full(len(fams), 1.0 / len(fams)))
-        params = [pm.Uniform(get_family(f).var_name, *map(float, get_family(f).bounds)) for f in fams]
-        gamma = pm.Uniform("gamma", *prior_bounds("gamma"))
-        w = pm.Uniform("w", *prior_bounds("w"))
-        variant = get_variant(model)
-        taus = {n: pm.Uniform(n, *prior_bounds(n)) for n in variant.taus}
+        params = [spec.prior(n).pymc(n) for n in spec.shape_parameters]
+        gamma = spec.prior("gamma").pymc("gamma")
+        w = spec.prior("w").pymc("w")
+        variant = spec.variant
+        taus = {n: spec.prior(n).pymc(n) for n in variant.taus}
         tau_neg, tau_pos = variant.tau_pair(taus) if variant.augmented else (pt.constant(0.0), pt.constant(0.0))
         neg = pt.constant(d < 0)
         curves = []
@@ -81,6 +84,63 @@ def generative_model(obs, model: str = "tau_pm", *, tables=None, marginalized: b
     return m
 
 
+def prior_predictive_draw(obs, model: str = "tau_pm", *, tables=None, random_seed=None) -> tuple[dict, np.ndarray]:
+    """One draw of every parameter and of ``theta2`` from the generative model, at ``obs``'s delta_r1.
+
+    ``pm.sample_prior_predictive`` on the unmarginalised model; ``obs.theta2``
+    is ignored. Returns ``(truth, theta2)``: ``truth`` maps ``"family"`` to the
+    drawn family's name and every continuous parameter to its value.
+    """
+    import logging
+
+    import pymc as pm
+
+    m = generative_model(obs, model, tables=tables, marginalized=False)
+    families = m.coords["family"]
+    log = logging.getLogger("pymc")
+    level = log.level
+    log.setLevel(logging.WARNING)  # the "Sampling: [...]" notice, once per draw
+    try:
+        with m:
+            prior = pm.sample_prior_predictive(1, random_seed=random_seed, compile_kwargs={"mode": "FAST_COMPILE"})
+    finally:
+        log.setLevel(level)
+    truth = {"family": families[int(prior.prior["family"].values.ravel()[0])]}
+    for v in m.free_RVs:
+        if v.name != "family":
+            truth[v.name] = float(prior.prior[v.name].values.ravel()[0])
+    return truth, np.asarray(prior.prior_predictive["theta2"].values.reshape(-1), float)
+
+
+def _observations(idata):
+    """A fit's rounds (constant and observed data) as :class:`SubjectObservations`."""
+    from ibo_pymc.data.rounds import SubjectObservations
+
+    post = idata.posterior
+    const = idata.constant_data
+    return SubjectObservations(
+        subject=int(post.attrs["subject"]), user_id=int(post.attrs.get("user_id", post.attrs["subject"])),
+        session_id=np.asarray(const["round"].values), round_index=np.asarray(const["round_index"].values),
+        delta_r1=np.asarray(const["delta_r1"].values, float), theta2=np.asarray(idata.observed_data["theta2"].values, float),
+    )
+
+
+def family_probabilities(idata, *, tables=None):
+    """Per-draw ``P(family | params, theta2)`` at a fit's posterior draws, by ``pymc_extras.recover_marginals``
+    on the marginalised generative model: an ``xarray.DataArray`` (chain, draw, family), equal to the
+    fit's Rao-Blackwellised ``family_prob``."""
+    import arviz as az
+    from pymc_extras import recover_marginals
+
+    m = generative_model(_observations(idata), idata.posterior.attrs["model"], tables=tables)
+    free = [v.name for v in m.free_RVs]
+    out = recover_marginals(az.InferenceData(posterior=idata.posterior[free]), model=m, return_samples=False,
+                            extend_inferencedata=False)
+    lp = out["lp_family"]
+    fams = m.coords["family"]
+    return np.exp(lp.rename({lp.dims[-1]: "family"}).assign_coords(family=list(fams))).rename("family_prob")
+
+
 def posterior_predictive(idata, *, tables=None, random_seed=None):
     """theta2 drawn by ``pm.sample_posterior_predictive`` on the generative model, at a fit's posterior draws.
 
@@ -91,20 +151,11 @@ def posterior_predictive(idata, *, tables=None, random_seed=None):
     import arviz as az
     import pymc as pm
 
-    from ibo_pymc.data.rounds import SubjectObservations
-
     post = idata.posterior
-    const = idata.constant_data
-    obs = SubjectObservations(
-        subject=int(post.attrs["subject"]), user_id=int(post.attrs.get("user_id", post.attrs["subject"])),
-        session_id=np.asarray(const["round"].values), round_index=np.asarray(const["round_index"].values),
-        delta_r1=np.asarray(const["delta_r1"].values, float), theta2=np.asarray(idata.observed_data["theta2"].values, float),
-    )
-    m = generative_model(obs, post.attrs["model"], tables=tables, marginalized=False)
+    m = generative_model(_observations(idata), post.attrs["model"], tables=tables, marginalized=False)
     free = [v.name for v in m.free_RVs if v.name != "family"]
     trace = post[free].assign(family=post["family_draw"])
-    with m, warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
+    with m:
         pp = pm.sample_posterior_predictive(az.InferenceData(posterior=trace), var_names=["theta2"],
-                                            random_seed=random_seed, progressbar=False)
+                                        random_seed=random_seed, progressbar=False)
     return pp.posterior_predictive["theta2"]

@@ -8,7 +8,6 @@ the grid posterior) and return ``(posterior, sample_stats)`` as xarray Datasets.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import numpy as np
 
@@ -25,9 +24,7 @@ def sample_nutpie(sd, comps, inits, *, draws, tune, chains, cores, seed, progres
         return inits[np.random.default_rng(s).integers(len(inits))].copy()
 
     cm = dataclasses.replace(cm, initial_point_func=initial_point)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        tr = nutpie.sample(cm, draws=draws, tune=tune, chains=chains, cores=cores, seed=seed, progress_bar=progress)
+    tr = nutpie.sample(cm, draws=draws, tune=tune, chains=chains, cores=cores, seed=seed, progress_bar=progress)
     return tr.posterior, tr.sample_stats
 
 
@@ -40,8 +37,7 @@ def sample_pymc(sd, comps, inits, *, draws, tune, chains, cores, seed, progress,
     m = build_model(sd, layout="stacked", components=comps)
     rng = np.random.default_rng(seed)
     initvals = [constrain(inits[rng.integers(len(inits))]) for _ in range(chains)]
-    with m, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with m:
         tr = pm.sample(draws, tune=tune, chains=chains, cores=cores, random_seed=seed, initvals=initvals,
                        progressbar=progress, compute_convergence_checks=False)
     return tr.posterior, tr.sample_stats

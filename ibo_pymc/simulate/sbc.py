@@ -1,18 +1,20 @@
 """Simulation-based calibration (SBC) of the sampled model.
 
-Each replicate draws every parameter from the prior (the family uniformly
-from PI, EI, UCB; the three shape parameters, gamma, w and the taus from their
-uniform priors), simulates ``n_obs`` rounds from the drawn family, fits
-:class:`~ibo_pymc.model.fit.IBOModel`, thins the posterior to ``n_ranks``
-draws and records, for every scalar quantity, the rank of the true value
-among them. If the fit is calibrated each rank is uniform on 0..n_ranks;
-:func:`uniformity` applies a chi-square test to the rank histogram of each
-quantity.
+Each replicate draws the truth and the data from the generative PyMC model
+itself (:func:`~ibo_pymc.model.generative.prior_predictive_draw`:
+``pm.sample_prior_predictive`` of ``family ~ Categorical``, every continuous
+parameter from its prior object, ``theta2`` from the wrapped-Cauchy mixture
+``CustomDist``) at ``n_obs`` values of delta_r1 drawn as the move-2 simulator
+draws them (U(-34, 34), SPEC section 8); it then fits
+:class:`~ibo_pymc.model.fit.IBOModel`, thins the posterior to ``n_ranks`` draws
+and records, for every scalar quantity, the rank of the true value among them.
+If the fit is calibrated each rank is uniform on 0..n_ranks; :func:`uniformity`
+applies a chi-square test to the rank histogram of each quantity.
 
 The quantities are the continuous parameters of the family-marginalised
-model. A shape parameter of a family other than a draw's own is a prior draw
-in the posterior, exactly as it is in the truth, so every quantity is
-calibrated jointly with the family choice.
+model and the family itself. A shape parameter of a family other than a
+draw's own is a prior draw in the posterior, exactly as it is in the truth, so
+every quantity is calibrated jointly with the family choice.
 """
 
 from __future__ import annotations
@@ -20,61 +22,49 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ibo_pymc.simulate.moves import Truth, simulate_moves
+from ibo_pymc.data.rounds import SubjectObservations
+
+#: delta_r1 of simulated rounds ~ U(-34, 34) (SPEC section 8, as in :func:`~ibo_pymc.simulate.moves.simulate_moves`)
+DELTA_RANGE = (-34.0, 34.0)
 
 
-def prior_draw(model: str, rng: np.random.Generator) -> dict:
-    """One draw of every parameter of ``model`` from the prior (SPEC section 7)."""
-    from ibo_pymc.forward.acquisition import get_family
-    from ibo_pymc.model.builder import prior_bounds, tau_names
-
-    fams = ("PI", "EI", "UCB")
-    d = {"family": fams[rng.integers(3)]}
-    for f in fams:
-        d[get_family(f).var_name] = float(rng.uniform(*get_family(f).bounds))
-    for n in ("gamma", "w", *tau_names(model)):
-        d[n] = float(rng.uniform(*prior_bounds(n)))
-    return d
-
-
-def _truth(model: str, d: dict) -> Truth:
-    from ibo_pymc.forward.acquisition import get_family
-    from ibo_pymc.forward.variants import get_variant
-
-    tn, tp = (float(t) for t in get_variant(model).tau_pair(d, like=0.0))
-    return Truth(d["family"], d[get_family(d["family"]).var_name], gamma=d["gamma"], w=d["w"], tau_neg=tn, tau_pos=tp)
+def _rank(draws: np.ndarray, truth: float, rng: np.random.Generator) -> int:
+    """The rank of ``truth`` among ``draws``, ties broken at random as SBC prescribes."""
+    less = int((draws < truth).sum())
+    equal = int((draws == truth).sum())
+    return less + int(rng.integers(0, equal + 1))
 
 
 def sbc_replicate(model: str, seed, *, n_obs: int = 60, n_ranks: int = 99, draws: int = 500, tune: int = 500,
                   chains: int = 2, tables=None) -> dict:
     """One SBC replicate: the ranks of the true values among ``n_ranks`` thinned posterior draws."""
+    from ibo_pymc.forward.argmax import load_tables
     from ibo_pymc.model.fit import IBOModel
+    from ibo_pymc.model.generative import prior_predictive_draw
+    from ibo_pymc.model.results import component_table
 
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     s_prior, s_data, s_fit, s_thin = ss.spawn(4)
-    rng = np.random.default_rng(s_prior)
-    d = prior_draw(model, rng)
-    obs = simulate_moves(_truth(model, d), n_obs, np.random.default_rng(s_data), tables=tables)
+    tables = tables or load_tables()
+    d = np.random.default_rng(s_data).uniform(*DELTA_RANGE, size=n_obs)
+    rounds = np.arange(1, n_obs + 1)
+    obs = SubjectObservations(subject=0, user_id=0, session_id=rounds, round_index=rounds, delta_r1=d, theta2=np.zeros(n_obs))
+    truth, theta2 = prior_predictive_draw(obs, model, tables=tables, random_seed=np.random.default_rng(s_prior))
+    obs = SubjectObservations(subject=0, user_id=0, session_id=rounds, round_index=rounds, delta_r1=d, theta2=theta2)
     m = IBOModel(obs, model, draws=draws, tune=tune, chains=chains, seed=int(s_fit.generate_state(1)[0]))
     idata = m.fit(progress=False)
     post = idata.posterior
     total = post.sizes["chain"] * post.sizes["draw"]
-    pick = np.sort(np.random.default_rng(s_thin).choice(total, size=n_ranks, replace=False))
-    out = {"family": d["family"], "family_index": ("PI", "EI", "UCB").index(d["family"])}
-    for name, v in d.items():
-        if name == "family":
-            continue
-        draws_ = post[name].values.reshape(-1)[pick]
-        # ties (a constant quantity) are broken at random, as SBC prescribes
-        less = int((draws_ < v).sum())
-        equal = int((draws_ == v).sum())
-        out[name] = less + int(np.random.default_rng(s_thin).integers(0, equal + 1))
-    # the family index as a discrete quantity, ties broken at random
-    fam = post["family_draw"].values.reshape(-1)[pick]
-    k = out["family_index"]
-    out["family_draw"] = int((fam < k).sum()) + int(np.random.default_rng(s_thin).integers(0, int((fam == k).sum()) + 1))
-    from ibo_pymc.model.results import component_table
-
+    rng = np.random.default_rng(s_thin)
+    pick = np.sort(rng.choice(total, size=n_ranks, replace=False))
+    families = list(post["family"].values)
+    k = families.index(truth["family"])
+    out = {"family": truth["family"], "family_index": k}
+    for name, v in truth.items():
+        if name != "family":
+            out[name] = _rank(post[name].values.reshape(-1)[pick], v, rng)
+    # the family index as a discrete quantity
+    out["family_draw"] = _rank(post["family_draw"].values.reshape(-1)[pick], k, rng)
     out["max_rhat"] = float(np.nanmax(component_table(m.idata)["r_hat"]))
     return out
 

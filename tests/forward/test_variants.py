@@ -45,3 +45,38 @@ def test_prior_logit_map_and_its_density(name):
     h = 1e-6
     dv = (prior.from_unconstrained(z + h) - prior.from_unconstrained(z - h)) / (2 * h)
     np.testing.assert_allclose(np.exp(log_density_unconstrained(z)), dv / (hi - lo), rtol=1e-6)
+
+
+def test_model_spec_holds_every_parameter_and_its_prior_object():
+    from ibo_pymc.forward.acquisition import get_family
+    from ibo_pymc.forward.priors import UniformPrior
+    from ibo_pymc.forward.variants import ModelSpec
+
+    spec = ModelSpec("tau_pm")
+    assert spec.parameters == ("xi_pi", "xi_ei", "p_ucb", "gamma", "w", "tau_neg", "tau_pos")
+    assert ModelSpec("u").parameters[-2:] == ("gamma", "w") and ModelSpec("tau").shared == ("gamma", "w", "tau")
+    for f in ("PI", "EI", "UCB"):
+        assert spec.prior(get_family(f).var_name) == get_family(f).prior == UniformPrior(*get_family(f).bounds)
+    assert spec.prior("gamma") is PRIORS["gamma"]
+    with pytest.raises(KeyError, match="no parameter 'tau'"):
+        spec.prior("tau")
+    rng = np.random.default_rng(0)
+    for name, prior in spec.priors().items():
+        x = prior.draw(rng, 1000)
+        lo, hi = prior.bounds
+        assert x.min() >= lo and x.max() <= hi and abs(x.mean() - (lo + hi) / 2) < 0.05 * (hi - lo), name
+        np.testing.assert_allclose(prior.logpdf(x), -np.log(hi - lo))
+        assert prior.logpdf(hi + 1.0) == -np.inf
+    with pytest.raises(ValueError, match="lo < hi"):
+        UniformPrior(1.0, 1.0)
+    assert UniformPrior(0.0, 1.0).restrict(0.2, 3.0) == UniformPrior(0.2, 1.0)
+
+
+def test_prior_object_declares_the_pymc_variable():
+    import pymc as pm
+
+    with pm.Model() as m:
+        PRIORS["gamma"].pymc("gamma")
+    lo, hi = PRIORS["gamma"].bounds
+    # the logp at the interval's midpoint (value space), as PyMC's Uniform has it
+    assert float(m.compile_logp(jacobian=False)({"gamma_interval__": 0.0})) == pytest.approx(-np.log(hi - lo))

@@ -7,7 +7,12 @@ import pytest
 from scipy import stats
 
 from ibo_pymc.model.builder import build_model
-from ibo_pymc.model.generative import generative_model, posterior_predictive
+from ibo_pymc.model.generative import (
+    family_probabilities,
+    generative_model,
+    posterior_predictive,
+    prior_predictive_draw,
+)
 
 
 @pytest.fixture(scope="module")
@@ -52,12 +57,58 @@ def test_prior_predictive_draws_from_the_model(s28):
     assert abs((fam == 2).mean() - 1 / 3) < 0.12
 
 
-def test_posterior_predictive_from_the_model_matches_the_fits(s28):
-    """pm.sample_posterior_predictive on the generative model reproduces the fit's stored predictive."""
+@pytest.fixture(scope="module")
+def fit28(s28):
     from ibo_pymc.model.fit import IBOModel
 
     fit = IBOModel(s28, "tau_pm", draws=300, tune=300, chains=2, seed=5)
     fit.fit(progress=False)
+    return fit
+
+
+def test_prior_predictive_draw_is_the_mixture_at_the_drawn_truth(s28):
+    """One joint draw (truth, theta2): theta2 follows the wrapped-Cauchy mixture at the drawn parameters (PIT uniform)."""
+    from ibo_pymc.data.rounds import SubjectObservations
+    from ibo_pymc.forward.argmax import load_tables
+    from ibo_pymc.kernel import logpdf
+
+    tables = load_tables()
+    n = 400
+    d = np.random.default_rng(2).uniform(-34, 34, n)
+    obs = SubjectObservations(subject=0, user_id=0, session_id=np.arange(1, n + 1), round_index=np.arange(1, n + 1),
+                              delta_r1=d, theta2=np.zeros(n))
+    truth, x = prior_predictive_draw(obs, "tau_pm", tables=tables, random_seed=11)
+    again, y = prior_predictive_draw(obs, "tau_pm", tables=tables, random_seed=11)
+    assert truth == again and np.array_equal(x, y)  # seeded
+    assert set(truth) == {"family", "xi_pi", "xi_ei", "p_ucb", "gamma", "w", "tau_neg", "tau_pos"}
+    fam = truth["family"]
+    param = truth[{"PI": "xi_pi", "EI": "xi_ei", "UCB": "p_ucb"}[fam]]
+    ts = tables.theta_star(fam, param, d, tau=truth["tau_pos"], tau_neg=truth["tau_neg"])
+    grid = np.linspace(-np.pi, np.pi, 20001)
+    pdf = np.exp(logpdf(grid[None, :], ts[:, None], truth["gamma"], truth["w"]))
+    cdf = np.cumsum(pdf, axis=1)
+    cdf /= cdf[:, -1:]
+    pit = np.array([np.interp(xi, grid, c) for xi, c in zip(x, cdf)])
+    assert stats.kstest(pit, "uniform").pvalue > 0.001
+    # and not the mixture at another truth
+    other = tables.theta_star(fam, param, d, tau=truth["tau_pos"] + 0.8, tau_neg=truth["tau_neg"] + 0.8)
+    wrong = np.exp(logpdf(grid[None, :], other[:, None], truth["gamma"] * 0.3, truth["w"])).cumsum(axis=1)
+    wrong /= wrong[:, -1:]
+    pit_wrong = np.array([np.interp(xi, grid, c) for xi, c in zip(x, wrong)])
+    assert stats.kstest(pit_wrong, "uniform").pvalue < stats.kstest(pit, "uniform").pvalue
+
+
+def test_recover_marginals_gives_the_fits_family_probabilities(fit28):
+    """pymc_extras.recover_marginals on the marginalised model equals the fit's per-draw family_prob."""
+    fp = family_probabilities(fit28.idata, tables=fit28.tables)
+    stored = fit28.idata.posterior["family_prob"]
+    assert fp.dims == stored.dims and list(fp["family"].values) == list(stored["family"].values)
+    np.testing.assert_allclose(fp.values, stored.values, rtol=1e-9, atol=1e-12)
+
+
+def test_posterior_predictive_from_the_model_matches_the_fits(fit28):
+    """pm.sample_posterior_predictive on the generative model reproduces the fit's stored predictive."""
+    fit = fit28
     pp = posterior_predictive(fit.idata, tables=fit.tables, random_seed=3)
     stored = fit.idata.posterior_predictive["theta2"]
     assert pp.shape == stored.shape

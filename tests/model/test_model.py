@@ -238,7 +238,7 @@ def test_saved_fit_reloads_and_rebuilds(small_fit, tmp_path):
     np.testing.assert_array_equal(m2.obs.theta2, small_fit.obs.theta2)
     np.testing.assert_array_equal(m2.idata.posterior["gamma"].values, small_fit.idata.posterior["gamma"].values)
     assert m2.idata.posterior.attrs["model"] == "tau_pm"
-    assert json.loads(m2.idata.posterior.attrs["config"])["draws"] == 300
+    assert json.loads(m2.idata.posterior.attrs["config"])["sampler"]["draws"] == 300
     model = m2.build()
     assert {"xi_pi", "gamma", "tau_neg"} <= {v.name for v in model.free_RVs}
     pd_ = m2.family_probabilities()
