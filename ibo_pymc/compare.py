@@ -28,7 +28,6 @@ import pandas as pd
 from arviz import SamplingWrapper
 
 from ibo_pymc.data.rounds import SubjectObservations
-from ibo_pymc.forward.argmax import TABLE_FORMAT
 from ibo_pymc.forward.variants import MODELS, get_variant
 from ibo_pymc.loo import K_THRESHOLD, mixture_loo, quiet_pareto
 
@@ -197,27 +196,19 @@ def fit_path(folder, subject: int, model: str, tag: str = "") -> Path:
     return Path(folder) / fit_file_name(subject, model, tag)
 
 
-def _same_rounds(m, obs: SubjectObservations) -> bool:
-    return np.array_equal(np.asarray(m.obs.session_id), np.asarray(obs.session_id)) and np.allclose(
-        m.obs.theta2, obs.theta2, rtol=0, atol=1e-12
-    )
-
-
 def fit_or_load(obs: SubjectObservations, model: str, folder, *, tag: str = "", config=None, progress: bool = False, log=None):
     """A fit of ``obs`` under ``model``: the saved one in ``folder`` if it used the same rounds (and, when
     ``config`` is given, the same configuration, by its hash), else a new one (saved)."""
+    from ibo_pymc.model.cohort import load_if_current
     from ibo_pymc.model.fit import FitConfig, IBOModel
 
     path = fit_path(folder, obs.subject, model, tag)
     cfg = FitConfig(model=model) if config is None else config.replace(model=model)
     if path.is_file():
-        m = IBOModel.load(path)
-        stale = m.table_format != TABLE_FORMAT
-        other = config is not None and m.config.key() != cfg.key()
-        if m.config.model == model and _same_rounds(m, obs) and not stale and not other:
+        m, why = load_if_current(path, obs, cfg, any_settings=config is None)
+        if m is not None:
             return m
         if log:
-            why = "older argmax tables" if stale else "another configuration" if other else "other rounds"
             log(f"{path} was fitted with {why}; fitting again")
     m = IBOModel(obs, config=cfg)
     m.fit(progress=progress)

@@ -110,6 +110,55 @@ def subject_arg(text: str) -> int | str:
     return v
 
 
+def add_execution_options(p: argparse.ArgumentParser) -> None:
+    """``--workers`` and ``--scheduler``: where the command's tasks run (:mod:`ibo_pymc.execution`)."""
+    from ibo_pymc.execution import default_workers
+
+    p.add_argument("--workers", type=positive_int, default=default_workers(),
+                   help=f"worker processes of a local Dask cluster (default: one per core, {default_workers()} here); "
+                   "1 runs everything in this process")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the tasks on an existing Dask cluster (e.g. tcp://10.0.0.5:8786, as 'dask scheduler' "
+                   "prints); default: Dask's DASK_SCHEDULER_ADDRESS setting if any, else --workers")
+
+
+def executor(args):
+    """The executor of :func:`add_execution_options`: a context manager yielding None (this process) or a
+    :class:`~ibo_pymc.execution.cluster.LazyCluster` (started when the first task is submitted)."""
+    from ibo_pymc.execution import open_executor
+
+    return open_executor(getattr(args, "workers", 1), getattr(args, "scheduler", None), lazy=True)
+
+
+class ProgressLine:
+    """One progress line on stderr for the execution layer's updates (rewritten in place on a terminal;
+    on a pipe or log file a line every 10% and at the end)."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.shown = -1
+
+    def __call__(self, p) -> None:
+        if self.quiet or p.total == 0:
+            return
+        end = p.done == p.total
+        if self.tty:
+            print("\r" + p.line() + " " * 4, end="\n" if end else "", file=sys.stderr, flush=True)
+            return
+        tenth = 10 * p.done // p.total
+        if tenth > self.shown or end:
+            self.shown = tenth
+            print(p.line(), file=sys.stderr, flush=True)
+
+
+def report_failures(failures, prog: str) -> int:
+    """Print each failed task on one line; exit status 1 if any failed."""
+    for f in failures:
+        print(f"{prog}: error: {f}", file=sys.stderr)
+    return 1 if failures else 0
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread so that the run unwinds (and cleans up) normally."""
 

@@ -9,11 +9,15 @@ import pandas as pd
 
 from ibo_pymc.cli._common import (
     ArgumentParser,
+    ProgressLine,
     add_data_option,
+    add_execution_options,
     add_fit_options,
     check_suffix,
+    executor,
     fit_config,
     load_subjects,
+    report_failures,
     run,
     subject_arg,
 )
@@ -39,11 +43,16 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--plot", metavar="FILE", default=None, help="also draw the LOO differences (.png or .pdf)")
     add_fit_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_execution_options(p)
     return p
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from ibo_pymc.compare import COLUMNS, cohort_totals, compare_subject
+    from pathlib import Path
+
+    from ibo_pymc.compare import COLUMNS, MODELS, cohort_totals, compare_subject
+    from ibo_pymc.execution import Task, run_tasks
+    from ibo_pymc.model.cohort import cohort_jobs, fit_cohort
 
     args = build_parser().parse_args(argv)
     check_suffix(args.csv, "--csv", (".csv",))
@@ -54,11 +63,23 @@ def _main(argv: Sequence[str] | None) -> int:
         split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     cfg = fit_config(args)
-    rows = []
-    for s in subjects:
+    folder = Path(args.fits).resolve()  # workers on other machines see the same (shared) folder
+    with executor(args) as ex:
+        # 1. every fit (all rounds, and training rounds with a split), reusing the saved ones
         if log:
-            log(f"subject {s}: fitting or loading u, ũ, ũ±" + (" (all rounds and training rounds)" if split else ""))
-        rows.append(compare_subject(data.observations(s), split, args.fits, config=cfg, log=log, refit=not args.no_refit))
+            log(f"fitting or loading u, ũ, ũ± for {len(subjects)} subjects" + (" (all rounds and training rounds)" if split else ""))
+        fits = fit_cohort(cohort_jobs(data, subjects, MODELS, cfg, split=split), folder, executor=ex,
+                          progress=ProgressLine(args.quiet), log=log)
+        status = report_failures(fits.failures, "ibo-compare")
+        failed = {j.obs.subject for j, p in zip(fits.jobs, fits.paths) if p is None}
+        # 2. one comparison task per subject (PSIS, moment matching, exact refits) on the saved fits
+        tasks = [Task(f"subject {s}", compare_subject, (data.observations(s), split, folder),
+                      {"config": cfg, "refit": not args.no_refit}) for s in subjects if s not in failed]
+        out = run_tasks(tasks, ex, label="comparisons", progress=ProgressLine(args.quiet))
+    status = report_failures(out.failures, "ibo-compare") or status
+    rows = [r for r in out.results if r is not None]
+    if not rows:
+        return status or 1
     table = pd.concat(rows, ignore_index=True)
     fmt = lambda v: f"{v:.2f}"
     with pd.option_context("display.width", 140, "display.max_rows", 500):
@@ -88,7 +109,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         save_figure(plot_loo(table), args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)
-    return 0
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:

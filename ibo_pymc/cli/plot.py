@@ -7,11 +7,15 @@ from collections.abc import Sequence
 
 from ibo_pymc.cli._common import (
     ArgumentParser,
+    ProgressLine,
     add_data_option,
+    add_execution_options,
     add_fit_options,
     check_suffix,
+    executor,
     fit_config,
     load_subjects,
+    report_failures,
     run,
     subject_arg,
 )
@@ -28,6 +32,7 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--out", metavar="FILE", required=True, help="figure file, .png or .pdf")
     add_data_option(p)
     add_fit_options(p)
+    add_execution_options(p)
     return p
 
 
@@ -35,15 +40,23 @@ def _main(argv: Sequence[str] | None) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from ibo_pymc.compare import fit_or_load
+    from pathlib import Path
+
     from ibo_pymc.fit_plots import plot_cohort, plot_fit, save_figure
+    from ibo_pymc.model.cohort import cohort_jobs, fit_cohort
+    from ibo_pymc.model.fit import IBOModel
 
     args = build_parser().parse_args(argv)
     check_suffix(args.out, "--out", (".png", ".pdf"))
     data, subjects = load_subjects(args)
     cfg = fit_config(args, args.model)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)
-    fits = {s: fit_or_load(data.observations(s), args.model, args.fits, config=cfg, log=log).idata for s in subjects}
+    with executor(args) as ex:
+        res = fit_cohort(cohort_jobs(data, subjects, [args.model], cfg), Path(args.fits).resolve(), executor=ex,
+                         progress=ProgressLine(False), log=log)
+    if report_failures(res.failures, "ibo-plot"):
+        return 1
+    fits = {j.obs.subject: IBOModel.load(p).idata for j, p in zip(res.jobs, res.paths)}
     fig = plot_cohort(fits, seed=args.seed) if args.subject == "all" else plot_fit(fits[args.subject], seed=args.seed)
     save_figure(fig, args.out)
     print(f"wrote {args.out}", file=sys.stderr)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,8 +10,10 @@ import pandas as pd
 
 from ibo_pymc.cli._common import (
     ArgumentParser,
+    ProgressLine,
     add_data_option,
-    positive_int,
+    add_execution_options,
+    executor,
     run,
     seed_int,
 )
@@ -34,9 +35,8 @@ def build_parser() -> ArgumentParser:
                    help="split file (subject,session_id,set); default: a seeded random 80/20 split")
     p.add_argument("--seed", type=seed_int, default=0, help="seed of the random split (when no --split is given)")
     p.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default: ./ibo-results)")
-    p.add_argument("--workers", type=positive_int, default=min(2, os.cpu_count() or 1),
-                   help="parallel processes over subjects (default: up to 2)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    add_execution_options(p)
     return p
 
 
@@ -44,7 +44,8 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     data = load_hotspot(resolve_data_dir(args.data))
     split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
-    res = reproduce(data, split, config=GridConfig(), workers=args.workers, progress=not args.quiet)
+    with executor(args) as ex:
+        res = reproduce(data, split, config=GridConfig(), executor=ex, progress=ProgressLine(args.quiet))
     out = Path(args.out)
     write_csv(res.fits, out / "fits.csv", float_format="%.6g")
     write_csv(res.table1, out / "table1.csv", float_format="%.2f")

@@ -11,9 +11,13 @@ import pandas as pd
 
 from ibo_pymc.cli._common import (
     ArgumentParser,
+    ProgressLine,
     add_data_option,
+    add_execution_options,
+    executor,
     load_subjects,
     positive_int,
+    report_failures,
     run,
     seed_int,
     subject_arg,
@@ -48,6 +52,7 @@ def build_parser() -> ArgumentParser:
                    help="exit 3 if a fit misses its convergence targets (FitConfig: R-hat <= 1.01, bulk and tail "
                    "ESS >= 400; names the quantities)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    add_execution_options(p)
     return p
 
 
@@ -87,53 +92,83 @@ def print_fit(m, diag: pd.DataFrame, probs: dict, elapsed: float) -> None:
     print(headline(diag))
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def _convergence_row(m, diag, probs, bad) -> dict:
+    checked = diag[diag["checked"]]
+    # no timings in the table: the same seed must give the same bytes (timings are printed)
+    return {"subject": m.obs.subject, "model": m.config.model,
+            "r_hat_max": checked["r_hat"].max(), "ess_bulk_min": checked["ess_bulk"].min(),
+            "ess_tail_min": checked["ess_tail"].min(), "divergences": diag.attrs["divergences"],
+            "draws": diag.attrs["draws"], "thin": m.idata.posterior.attrs["thin"],
+            **{f"p_{f}": p for f, p in probs.items()}, "failing": " ".join(bad)}
 
+
+def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.model.fit import FitConfig, IBOModel, failing_quantities
     from ibo_pymc.model.results import family_probability
 
     args = build_parser().parse_args(argv)
     data, subjects = load_subjects(args)
     many = args.subject == "all"
-    rows = []
-    status = 0
-    for s in subjects:
-        cfg = FitConfig(model=args.model, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed, sampler=args.sampler)
+    cfg = FitConfig(model=args.model, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed, sampler=args.sampler)
+    if not many and args.scheduler is None:
+        # one subject: fit here, with the sampler's progress bar and every chain on its own core
+        s = subjects[0]
         path = fit_path(args.out, s, args.model, many)
         t0 = time.perf_counter()
         m = IBOModel(data.observations(s), config=cfg)
-        if not args.quiet and not many:
+        if not args.quiet:
             print(f"fitting subject {s} ({args.model}): {cfg.chains} chains x {cfg.draws} draws", file=sys.stderr, flush=True)
-        m.fit(progress=not args.quiet and not many)
+        m.fit(progress=not args.quiet)
         m.save(path)
-        elapsed = time.perf_counter() - t0
+        diag = m.diagnostics()
+        bad = failing_quantities(diag, m.config)
+        if not args.quiet:
+            print_fit(m, diag, family_probability(m.idata), time.perf_counter() - t0)
+        print(f"wrote {path}", file=sys.stderr)
+        if bad and args.strict:
+            print(f"ibo-sample: error: subject {s} {args.model} did not converge: {', '.join(bad)}", file=sys.stderr)
+            return 3
+        return 0
+
+    # many subjects (or a remote cluster): one task per subject, each fit saved as it completes
+    from ibo_pymc.model.cohort import FitJob, fit_cohort
+
+    out_dir = Path(args.out) if args.out and many else Path(DEFAULT_DIR)
+    jobs = [FitJob(data.observations(s), cfg, file=None if many else str(fit_path(args.out, s, args.model, False)))
+            for s in subjects]
+    t0 = time.perf_counter()
+    with executor(args) as ex:
+        res = fit_cohort(jobs, out_dir, executor=ex, progress=ProgressLine(args.quiet),
+                         log=None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True)))
+    if not args.quiet and any(res.reused):
+        print(f"reused {sum(res.reused)} saved fits made from the same rounds with the same configuration",
+              file=sys.stderr)
+    rows = []
+    status = report_failures(res.failures, "ibo-sample")
+    for job, path in zip(jobs, res.paths):
+        if path is None:
+            continue
+        m = IBOModel.load(path)
         diag = m.diagnostics()
         probs = family_probability(m.idata)
         bad = failing_quantities(diag, m.config)
         if not args.quiet:
-            if many:
-                print(f"subject {s:2d} {args.model}: {elapsed:5.1f} s, {headline(diag)}"
-                      + (f"  NOT CONVERGED: {', '.join(bad)}" if bad else ""), flush=True)
-            else:
-                print_fit(m, diag, probs, elapsed)
-        checked = diag[diag["checked"]]
-        # no timings in the table: the same seed must give the same bytes (timings are printed)
-        rows.append({"subject": s, "model": args.model,
-                     "r_hat_max": checked["r_hat"].max(), "ess_bulk_min": checked["ess_bulk"].min(),
-                     "ess_tail_min": checked["ess_tail"].min(), "divergences": diag.attrs["divergences"],
-                     "draws": diag.attrs["draws"], "thin": m.idata.posterior.attrs["thin"],
-                     **{f"p_{f}": p for f, p in probs.items()}, "failing": " ".join(bad)})
-        print(f"wrote {path}", file=sys.stderr)
+            print(f"subject {job.obs.subject:2d} {args.model}: {headline(diag)}"
+                  + (f"  NOT CONVERGED: {', '.join(bad)}" if bad else ""), flush=True)
+        rows.append(_convergence_row(m, diag, probs, bad))
         if bad and args.strict:
-            print(f"ibo-sample: error: subject {s} {args.model} did not converge: {', '.join(bad)}", file=sys.stderr)
-            status = 3
-    if many:
+            print(f"ibo-sample: error: subject {job.obs.subject} {args.model} did not converge: {', '.join(bad)}",
+                  file=sys.stderr)
+            status = status or 3
+    if many and rows:
         from ibo_pymc.io import write_csv
 
-        out_dir = Path(args.out) if args.out else Path(DEFAULT_DIR)
         table = pd.DataFrame(rows)
         write_csv(table, out_dir / f"convergence-{args.model}.csv", index=False, float_format="%.4g")
-        print(f"wrote {out_dir / f'convergence-{args.model}.csv'}", file=sys.stderr)
+        print(f"wrote {len(rows)} fits and {out_dir / f'convergence-{args.model}.csv'} "
+              f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    elif rows:
+        print(f"wrote {res.paths[0]}", file=sys.stderr)
     return status
 
 

@@ -12,8 +12,11 @@ import pandas as pd
 
 from ibo_pymc.cli._common import (
     ArgumentParser,
+    ProgressLine,
     add_data_option,
+    add_execution_options,
     check_suffix,
+    executor,
     positive_int,
     run,
     seed_int,
@@ -50,8 +53,8 @@ def build_parser() -> ArgumentParser:
 
     for q in (c, *[sub.choices[n] for n in ("table3", "table4")], s):
         q.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0)")
-        q.add_argument("--workers", type=positive_int, default=2, help="parallel processes (default 2)")
         q.add_argument("--quiet", action="store_true", help="no progress output")
+        add_execution_options(q)
     for q in (c, *[sub.choices[n] for n in ("table3", "table4")]):
         q.add_argument("--protocol", choices=("reference", "text"), default="reference",
                        help="reference (default): what produced Table 3's saved replicates (truths at grid nodes, UCB "
@@ -107,18 +110,6 @@ def _gamma(args) -> float:
     return gamma
 
 
-def _progress(quiet: bool, label: str):
-    if quiet:
-        return None
-    t0 = time.perf_counter()
-
-    def show(done, total):
-        print(f"\r{label}: {done}/{total} replicates, {time.perf_counter() - t0:.0f} s", end="" if done < total else "\n",
-              file=sys.stderr, flush=True)
-
-    return show
-
-
 def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.io import write_csv
 
@@ -145,9 +136,10 @@ def _main(argv: Sequence[str] | None) -> int:
         check_suffix(args.csv, "--csv", (".csv",))
         gamma = _gamma(args)
         try:  # the one ValueError left after argparse: the parameter outside its family's range
-            cell = coverage(args.family, args.param, args.n_obs, args.reps, gamma=gamma, seed=args.seed,
-                            omit=args.omit, workers=args.workers, rule=args.rule or PROTOCOLS[args.protocol][2],
-                            region=args.region, progress=_progress(args.quiet, "coverage"))
+            with executor(args) as ex:
+                cell = coverage(args.family, args.param, args.n_obs, args.reps, gamma=gamma, seed=args.seed,
+                                omit=args.omit, executor=ex, rule=args.rule or PROTOCOLS[args.protocol][2],
+                                region=args.region, progress=ProgressLine(args.quiet))
         except ValueError as exc:
             raise InputError(str(exc), field="--param") from None
         for k in cell.hits:
@@ -170,8 +162,10 @@ def _main(argv: Sequence[str] | None) -> int:
                       + ", ".join(f"{k} {cell.rate(k):.3f}" for k in cell.hits) + f"  [{time.perf_counter() - t0:.0f} s]",
                       file=sys.stderr, flush=True)
 
-        table = paper_table(args.reps, gamma=_gamma(args), protocol=args.protocol, omit=omit, seed=args.seed,
-                            workers=args.workers, rule=args.rule, region=args.region, progress=show)
+        gamma = _gamma(args)
+        with executor(args) as ex:
+            table = paper_table(args.reps, gamma=gamma, protocol=args.protocol, omit=omit, seed=args.seed,
+                                executor=ex, rule=args.rule, region=args.region, on_cell=show, progress=lambda p: None)
         out = Path(args.out)
         write_csv(table, out / f"{args.command}.csv", float_format="%.6g")
         wide = table.pivot_table(index=["family", "param", "covered"], columns="n_obs", values="coverage", sort=False)
@@ -185,8 +179,9 @@ def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.simulate.sbc import plot_ranks, run_sbc, uniformity
 
     matplotlib.use("Agg")
-    ranks = run_sbc(args.model, args.reps, seed=args.seed, workers=args.workers, n_obs=args.n_obs,
-                    progress=_progress(args.quiet, "sbc"))
+    with executor(args) as ex:
+        ranks = run_sbc(args.model, args.reps, seed=args.seed, executor=ex, n_obs=args.n_obs,
+                        progress=ProgressLine(args.quiet))
     test = uniformity(ranks)
     out = Path(args.out)
     write_csv(ranks, out / f"sbc-{args.model}-ranks.csv")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,6 +9,7 @@ import pandas as pd
 
 from ibo_pymc.data.rounds import HotspotData, SubjectObservations
 from ibo_pymc.data.splits import Split
+from ibo_pymc.execution.runner import Task, run_tasks
 from ibo_pymc.forward.argmax import load_tables
 from ibo_pymc.forward.variants import MODELS, get_variant
 from ibo_pymc.grid.engine import GridConfig, fit_grid
@@ -56,45 +55,28 @@ def fit_subject(train: SubjectObservations, test: SubjectObservations, config: G
     return rows
 
 
-def _work(args):
-    train, test, config = args
-    return fit_subject(train, test, config)
-
-
 def reproduce(
     data: HotspotData,
     split: Split,
     *,
     config: GridConfig | None = None,
     subjects: list[int] | None = None,
-    workers: int = 1,
-    progress: bool = True,
+    executor=None,
+    progress=None,
 ) -> Reproduction:
-    """Fit the three models to every subject's training rounds and build Tables 1 and 2."""
+    """Fit the three models to every subject's training rounds and build Tables 1 and 2.
+
+    One task per subject (:mod:`ibo_pymc.execution`; ``executor`` None runs them here).
+    """
     config = config or GridConfig()
     subjects = subjects or data.subjects
-    jobs = []
+    tasks = []
     for s in subjects:
         train, test = split.partition(data.observations(s))
-        jobs.append((train, test, config))
-    load_tables(config.tables)  # build / cache once before forking workers
-    rows: list[dict] = []
-
-    def report(k):
-        if progress:
-            print(f"\rgrid fits: subject {k}/{len(jobs)}", end="", file=sys.stderr, flush=True)
-
-    if workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for k, r in enumerate(pool.map(_work, jobs), start=1):
-                rows.extend(r)
-                report(k)
-    else:
-        for k, job in enumerate(jobs, start=1):
-            rows.extend(_work(job))
-            report(k)
-    if progress:
-        print(file=sys.stderr)
+        tasks.append(Task(f"subject {s}", fit_subject, (train, test, config)))
+    load_tables(config.tables)  # build / cache once, before any worker needs them
+    out = run_tasks(tasks, executor, label="grid fits", progress=progress).raise_failures()
+    rows = [r for rs in out.results for r in rs]
     fits = pd.DataFrame(rows, columns=FITS_COLUMNS)
     t1 = fits.pivot(index="subject", columns="model", values="oos_loglik")[list(MODELS)].reset_index()
     t1.columns.name = None

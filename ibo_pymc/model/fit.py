@@ -143,8 +143,13 @@ class IBOModel:
         return blocks_for(self.config.model, components, "stacked")
 
     # --- fitting -----------------------------------------------------------------
-    def fit(self, progress: bool = True):
-        """Sample, check convergence, and return the InferenceData (also kept as ``self.idata``)."""
+    def fit(self, progress: bool = True, *, cores: int | None = None):
+        """Sample, check convergence, and return the InferenceData (also kept as ``self.idata``).
+
+        ``cores``: threads for the chains (default: the configuration's, else one
+        per chain up to the number of cores); it changes the speed, not the draws.
+        """
+        self._cores = cores
         from ibo_pymc.grid.engine import GridConfig, fit_grid
 
         cfg = self.config
@@ -224,7 +229,7 @@ class IBOModel:
     def _sample(self, comps, inits, draws, seed, progress):
         """Conditional draws {name: (chain, draw[, component])} and sample_stats."""
         cfg = self.config
-        cores = cfg.cores or min(cfg.chains, os.cpu_count() or 1)
+        cores = getattr(self, "_cores", None) or cfg.cores or min(cfg.chains, os.cpu_count() or 1)
         post, stats = BACKENDS[cfg.sampler](
             self.sd, comps, inits, draws=draws, tune=cfg.tune, chains=cfg.chains, cores=cores, seed=seed,
             progress=progress, constrain=lambda z: self._constrain(comps, z),
@@ -279,13 +284,12 @@ class IBOModel:
 
     def save(self, path) -> Path:
         """Write the fit as NetCDF, atomically (temporary file in the same folder, then rename)."""
-        from ibo_pymc.io import atomic_path
+        return write_fit(self._need_fit(), path)
 
-        idata = self._need_fit()
-        path = Path(path)
-        with atomic_path(path) as tmp:
-            idata.to_netcdf(str(tmp), engine="h5netcdf")
-        return path
+    def __reduce__(self):
+        # a fit travels to a worker process as its rounds, configuration and draws; the
+        # worker rebuilds the argmax tables from its own cache instead of receiving them
+        return (_rebuild, (self.obs, self.config, self.idata))
 
     @classmethod
     def load(cls, path, *, config: FitConfig | None = None) -> IBOModel:
@@ -331,5 +335,21 @@ class IBOModel:
 
 
 
+def write_fit(idata, path) -> Path:
+    """Write a fit's InferenceData as NetCDF, atomically (temporary file in the same folder, then rename)."""
+    from ibo_pymc.io import atomic_path
+
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        idata.to_netcdf(str(tmp), engine="h5netcdf")
+    return path
+
+
+def _rebuild(obs, config, idata) -> IBOModel:
+    m = IBOModel(obs, config=config)
+    m.idata = idata
+    return m
+
+
 __all__ = ["FORMAT", "SAMPLERS", "ConvergencePolicy", "FitConfig", "IBOModel", "ModelConfig", "SamplerConfig", "diagnostics",
-           "failing_quantities", "fit_file_name", "split_point", "summary"]
+           "failing_quantities", "fit_file_name", "split_point", "summary", "write_fit"]

@@ -55,13 +55,12 @@ whatever the number of workers.
 from __future__ import annotations
 
 import dataclasses
-import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from ibo_pymc.execution.runner import Task, run_tasks, slots
 from ibo_pymc.grid.engine import credible_cells
 from ibo_pymc.simulate.moves import Truth, simulate_moves
 
@@ -236,15 +235,9 @@ def truths(protocol: str = "reference") -> dict:
     return {f: tuple(float(cfg.params(f)[k - 1]) for k in nodes) for f, nodes in REFERENCE_NODES.items()}
 
 
-def coverage(family: str, param: float, n_obs: int, reps: int, *, gamma: float, seed: int = 0, omit: bool = False,
-             mass: float = 0.95, rule: str = "range", region: str = "joint", exact: bool = True,
-             workers: int | None = None, progress=None) -> CoverageCell:
-    """Coverage of one cell of Table 3 (``omit=False``: keys ``truth`` and ``gamma``) or Table 4 (``omit=True``).
-
-    ``gamma`` is the generating scale (:func:`protocol_gamma`).
-    ``exact=False`` draws theta2 around the tables' interpolated curve instead of
-    the exact argmax at each delta_r1 (a diagnostic: it removes the curve misfit).
-    """
+def _cell_tasks(family: str, param: float, n_obs: int, reps: int, *, gamma: float, seed: int, omit: bool, mass: float,
+                rule: str, region: str, exact: bool, n_batches: int) -> list[Task]:
+    """The replicate batches of one cell as tasks (checked arguments, seeds drawn from (seed, cell))."""
     from ibo_pymc.forward.acquisition import get_family
 
     lo, hi = get_family(family).bounds
@@ -252,51 +245,79 @@ def coverage(family: str, param: float, n_obs: int, reps: int, *, gamma: float, 
         raise ValueError(f"{family} parameter {param} is outside [{lo}, {hi}]")
     if seed < 0:
         raise ValueError(f"seed must be a whole number >= 0, got {seed}")
-    # every cell draws its own replicate seeds from (seed, cell): reproducible whatever the workers
-    key = [seed, int(n_obs), round(param * 1000), _FAMILY_CODES.get(family, 9), int(omit)]
-    seeds = np.random.SeedSequence(key).spawn(reps)
-    workers = workers or min(2, os.cpu_count() or 1)
-    n_batches = max(1, min(reps, 4 * workers))
-    batches = [seeds[i::n_batches] for i in range(n_batches)]
     if region not in REGIONS:
         raise ValueError(f"unknown region {region!r}; expected one of {', '.join(REGIONS)}")
     if rule not in RULES:
         raise ValueError(f"unknown coverage rule {rule!r}; expected one of {', '.join(RULES)}")
     if not 0 < gamma:
         raise ValueError(f"gamma must be > 0, got {gamma}")
-    jobs = [(family, param, n_obs, omit, b, mass, float(gamma), rule, region, bool(exact)) for b in batches]
-    total = None
-    done = 0
-    if workers == 1:
-        results = map(_replicate_batch, jobs)
-    else:
-        ex = ProcessPoolExecutor(workers)
-        results = ex.map(_replicate_batch, jobs)
-    try:
-        for h, b in zip(results, batches):
-            total = h if total is None else {k: total[k] + h[k] for k in total}
-            done += len(b)
-            if progress:
-                progress(done, reps)
-    finally:
-        if workers != 1:
-            ex.shutdown()
+    # every cell draws its own replicate seeds from (seed, cell): reproducible whatever the batches or workers
+    key = [seed, int(n_obs), round(param * 1000), _FAMILY_CODES.get(family, 9), int(omit)]
+    seeds = np.random.SeedSequence(key).spawn(reps)
+    n_batches = max(1, min(reps, n_batches))
+    name = f"{family}({param:g}) n_obs={n_obs}{' omitted' if omit else ''}"
+    return [Task(f"{name}, batch {i + 1}", _replicate_batch,
+                 ((family, param, n_obs, omit, seeds[i::n_batches], mass, float(gamma), rule, region, bool(exact)),))
+            for i in range(n_batches)]
+
+
+def _batches(executor) -> int:
+    """Batches per cell: a few per worker slot (enough to balance, few enough to keep the overhead small)."""
+    return 4 * slots(executor) if executor is not None else 1
+
+
+def coverage(family: str, param: float, n_obs: int, reps: int, *, gamma: float, seed: int = 0, omit: bool = False,
+             mass: float = 0.95, rule: str = "range", region: str = "joint", exact: bool = True,
+             executor=None, progress=None) -> CoverageCell:
+    """Coverage of one cell of Table 3 (``omit=False``: keys ``truth`` and ``gamma``) or Table 4 (``omit=True``).
+
+    ``gamma`` is the generating scale (:func:`protocol_gamma`).
+    ``exact=False`` draws theta2 around the tables' interpolated curve instead of
+    the exact argmax at each delta_r1 (a diagnostic: it removes the curve misfit).
+    ``executor``: where the replicates run (:func:`ibo_pymc.execution.run_tasks`;
+    None: this process); the result does not depend on it.
+    """
+    tasks = _cell_tasks(family, param, n_obs, reps, gamma=gamma, seed=seed, omit=omit, mass=mass, rule=rule,
+                        region=region, exact=exact, n_batches=_batches(executor))
+    out = run_tasks(tasks, executor, label="coverage batches", progress=progress).raise_failures()
+    total = {k: sum(h[k] for h in out.results) for k in out.results[0]}
     return CoverageCell(family, float(param), int(n_obs), int(reps), bool(omit), total, float(gamma))
 
 
 def paper_table(reps: int, *, gamma: float | None = None, protocol: str = "reference", omit: bool = False, seed: int = 0,
-                workers: int | None = None, rule: str | None = None, region: str = "joint", progress=None) -> pd.DataFrame:
-    """All 27 cells of Table 3 (or Table 4 with ``omit``) as rows, with the truths and rule of ``protocol``."""
+                executor=None, rule: str | None = None, region: str = "joint", progress=None,
+                on_cell=None) -> pd.DataFrame:
+    """All 27 cells of Table 3 (or Table 4 with ``omit``) as rows, with the truths and rule of ``protocol``.
+
+    Every cell's batches are submitted at once to ``executor``; ``on_cell(cell)`` is
+    called as each cell completes.
+    """
     points = truths(protocol)
     rule = rule or PROTOCOLS[protocol][2]
     gamma = protocol_gamma(protocol) if gamma is None else gamma
+    cells = [(fam, p, n) for fam, params in points.items() for p in params for n in PAPER_N_OBS]
+    tasks, owner = [], []
+    for c, (fam, p, n) in enumerate(cells):
+        ts = _cell_tasks(fam, p, n, reps, gamma=gamma, seed=seed, omit=omit, mass=0.95, rule=rule, region=region,
+                         exact=True, n_batches=_batches(executor))
+        tasks += ts
+        owner += [c] * len(ts)
+    left = np.bincount(owner, minlength=len(cells))
+    totals: list = [None] * len(cells)
+    done: dict = {}
+
+    def collect(i, hits):
+        c = owner[i]
+        totals[c] = hits if totals[c] is None else {k: totals[c][k] + hits[k] for k in hits}
+        left[c] -= 1
+        if left[c] == 0:
+            fam, p, n = cells[c]
+            done[c] = CoverageCell(fam, float(p), int(n), int(reps), bool(omit), totals[c], float(gamma))
+            if on_cell:
+                on_cell(done[c])
+
+    run_tasks(tasks, executor, label="coverage batches", on_result=collect, progress=progress).raise_failures()
     rows = []
-    for fam, params in points.items():
-        for p in params:
-            for n in PAPER_N_OBS:
-                cell = coverage(fam, p, n, reps, gamma=gamma, seed=seed, omit=omit, workers=workers, rule=rule,
-                                region=region)
-                rows += cell.rows()
-                if progress:
-                    progress(cell)
+    for c in range(len(cells)):
+        rows += done[c].rows()
     return pd.DataFrame(rows)

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ibo_pymc.data.rounds import SubjectObservations
+from ibo_pymc.execution.runner import Task, run_tasks
 
 #: delta_r1 of simulated rounds ~ U(-34, 34) (SPEC section 8, as in :func:`~ibo_pymc.simulate.moves.simulate_moves`)
 DELTA_RANGE = (-34.0, 34.0)
@@ -69,30 +70,16 @@ def sbc_replicate(model: str, seed, *, n_obs: int = 60, n_ranks: int = 99, draws
     return out
 
 
-def _run_one(args):
-    model, seed, kw = args
-    return sbc_replicate(model, seed, **kw)
+def run_sbc(model: str, reps: int, *, seed: int = 0, executor=None, progress=None, **kw) -> pd.DataFrame:
+    """``reps`` SBC replicates as a table (one row per replicate, in replicate order; one column per quantity's rank).
 
-
-def run_sbc(model: str, reps: int, *, seed: int = 0, workers: int = 1, progress=None, **kw) -> pd.DataFrame:
-    """``reps`` SBC replicates as a table (one row per replicate, one column per quantity's rank)."""
+    Replicate ``i`` has its own seed (spawned from ``seed``), so the table does
+    not depend on ``executor`` (None: this process; see :mod:`ibo_pymc.execution`).
+    """
     seeds = np.random.SeedSequence(seed).spawn(reps)
-    rows = []
-    if workers == 1:
-        it = (_run_one((model, s, kw)) for s in seeds)
-        for i, r in enumerate(it):
-            rows.append(r)
-            if progress:
-                progress(i + 1, reps)
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(workers) as ex:
-            for i, r in enumerate(ex.map(_run_one, [(model, s, kw) for s in seeds])):
-                rows.append(r)
-                if progress:
-                    progress(i + 1, reps)
-    return pd.DataFrame(rows)
+    tasks = [Task(f"SBC replicate {i + 1}", sbc_replicate, (model, s), kw) for i, s in enumerate(seeds)]
+    out = run_tasks(tasks, executor, label="sbc", progress=progress).raise_failures()
+    return pd.DataFrame(out.results)
 
 
 def uniformity(ranks: pd.DataFrame, n_ranks: int = 99, bins: int = 10) -> pd.DataFrame:

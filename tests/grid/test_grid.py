@@ -112,7 +112,10 @@ def test_reproduces_paper_subjects(hotspot, paper_split, subject):
 
 
 def test_reproduces_paper_tables_whole_cohort(hotspot, paper_split):
-    res = reproduce(hotspot, paper_split, config=GridConfig(), workers=2, progress=False)
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(2) as ex:
+        res = reproduce(hotspot, paper_split, config=GridConfig(), executor=ex, progress=lambda p: None)
     t1 = res.table1.set_index("subject")
     for s, vals in TABLE1.items():
         for k, model in enumerate(("u", "tau", "tau_pm")):

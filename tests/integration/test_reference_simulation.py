@@ -95,7 +95,10 @@ def _agrees(family, param, n, reps, gamma, seed=0):
 
     k = REFERENCE_NODES[family][truths("reference")[family].index(param)]
     ref = saved(family, k, n)
-    cell = coverage(family, param, n, reps, gamma=gamma, seed=seed, workers=2)
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(2) as ex:
+        cell = coverage(family, param, n, reps, gamma=gamma, seed=seed, executor=ex)
     for col, key in enumerate(("truth", "gamma")):
         ours = cell.hits[key]
         theirs = int(ref[:, col].sum())
@@ -116,8 +119,11 @@ def test_saved_gamma_coverage_was_made_with_the_node_nearest_0_25():
     from ibo_pymc.simulate.coverage import coverage
 
     ref = int(saved("UCB", 31, 1000)[:, 1].sum())
+    from concurrent.futures import ProcessPoolExecutor
+
     for gamma, agree in ((protocol_gamma(), True), (0.2813893571891069, False)):
-        cell = coverage("UCB", 0.745, 1000, 300, gamma=gamma, seed=1, workers=2)
+        with ProcessPoolExecutor(2) as ex:
+            cell = coverage("UCB", 0.745, 1000, 300, gamma=gamma, seed=1, executor=ex)
         p = stats.fisher_exact([[cell.hits["gamma"], 300 - cell.hits["gamma"]], [ref, 1000 - ref]]).pvalue
         assert (p > 0.01) == agree, (gamma, cell.hits["gamma"] / 300, ref / 1000, p)
 

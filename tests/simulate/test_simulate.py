@@ -42,17 +42,20 @@ def test_simulated_moves_have_the_stated_distribution(tables):
 
 
 def test_coverage_cell_small():
+    from concurrent.futures import ProcessPoolExecutor
+
     from ibo_pymc.simulate.coverage import coverage
 
-    cell = coverage("UCB", 0.99, 100, 40, gamma=0.28, seed=3, workers=1)
+    cell = coverage("UCB", 0.99, 100, 40, gamma=0.28, seed=3)
     assert cell.reps == 40 and 0.8 <= cell.rate() <= 1.0 and set(cell.hits) == {"truth", "gamma"}
     assert cell.mcse() == pytest.approx(np.sqrt(max(cell.rate() * (1 - cell.rate()), 1 / 40) / 40))
-    again = coverage("UCB", 0.99, 100, 40, gamma=0.28, seed=3, workers=2)
-    assert again.hits == cell.hits  # the same seeds whatever the number of workers
+    with ProcessPoolExecutor(2) as ex:
+        again = coverage("UCB", 0.99, 100, 40, gamma=0.28, seed=3, executor=ex)
+    assert again.hits == cell.hits  # the same seeds whatever the executor and its batches
     # the range rule covers whenever the own-cell rule does
-    cell_rule = coverage("UCB", 0.99, 100, 40, gamma=0.28, seed=3, workers=1, rule="cell")
+    cell_rule = coverage("UCB", 0.99, 100, 40, gamma=0.28, seed=3, rule="cell")
     assert cell_rule.hits["truth"] <= cell.hits["truth"]
-    omitted = coverage("PI", 15.0, 100, 20, gamma=0.28, seed=3, omit=True, workers=1)
+    omitted = coverage("PI", 15.0, 100, 20, gamma=0.28, seed=3, omit=True)
     assert set(omitted.hits) == {"EI", "UCB"}
     with pytest.raises(ValueError, match="rule"):
         coverage("PI", 15.0, 10, 2, gamma=0.28, rule="nearest")

@@ -1,0 +1,133 @@
+"""Where tasks run: this process, a local Dask cluster, or an existing Dask cluster.
+
+:func:`open_executor` is what every command-line tool (``--workers``,
+``--scheduler``) and the notebooks use:
+
+* ``scheduler=ADDRESS`` (or Dask's own ``DASK_SCHEDULER_ADDRESS`` setting)
+  connects to a running cluster (``dask scheduler`` and ``dask worker``,
+  dask-jobqueue on SLURM/PBS, dask-kubernetes, Coiled, ...);
+* else ``workers=1`` runs everything in this process, with no cluster;
+* else a ``LocalCluster`` of ``workers`` single-threaded worker processes
+  (default: one per core).
+
+Compile caches. PyTensor's compile directory is not safe for several
+processes compiling at once, so every worker gets its own, persistent one
+(``<cache>/pytensor/worker-<name>``, set before the worker imports PyTensor by
+the :class:`CompileCachePerWorker` plugin): a worker compiles once and reuses
+it for every task, and again in the next run. Numba's on-disk cache (the
+compiled density) is shared: Numba writes each cache file to a temporary name
+and renames it, so concurrent writers cannot leave a torn file, and each
+worker loads the compiled density once and reuses it for every subject it fits.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from contextlib import contextmanager
+
+from ibo_pymc.cache import cache_root
+from ibo_pymc.errors import InputError
+
+try:  # the plugin base class, when distributed is installed (a dependency; kept optional for this import)
+    from distributed import WorkerPlugin as _WorkerPlugin
+except ImportError:  # pragma: no cover
+    _WorkerPlugin = object
+
+
+#: how long to try reaching a scheduler given by --scheduler before giving up
+CONNECT_TIMEOUT = "20s"
+
+
+def default_workers() -> int:
+    """One worker per core."""
+    return max(1, os.cpu_count() or 1)
+
+
+def compile_dir(worker_name) -> str:
+    """The PyTensor compile directory of one worker."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(worker_name)).strip("_") or "worker"
+    return str(cache_root() / "pytensor" / f"worker-{name}")
+
+
+class CompileCachePerWorker(_WorkerPlugin):
+    """Give each Dask worker its own PyTensor compile directory (module docstring)."""
+
+    name = "ibo-pymc-compile-cache"
+
+    def setup(self, worker):
+        path = compile_dir(worker.name)
+        if "pytensor" in sys.modules:  # a worker that already compiled keeps the directory it has
+            return
+        os.makedirs(path, exist_ok=True)
+        flags = [f for f in os.environ.get("PYTENSOR_FLAGS", "").split(",") if f and not f.startswith("compiledir=")]
+        os.environ["PYTENSOR_FLAGS"] = ",".join([*flags, f"compiledir={path}"])
+
+
+def scheduler_address(scheduler: str | None = None) -> str | None:
+    """``scheduler``, else Dask's configured ``scheduler-address`` (``DASK_SCHEDULER_ADDRESS``), else None."""
+    if scheduler:
+        return scheduler
+    import dask
+
+    return dask.config.get("scheduler-address", None) or None
+
+
+class LazyCluster:
+    """A Dask client that is started on first use, so that a run with nothing to compute starts no cluster.
+
+    :func:`~ibo_pymc.execution.runner.run_tasks` calls :meth:`materialize` when it
+    has tasks; ``client`` is the started ``distributed.Client`` (or None).
+    """
+
+    def __init__(self, workers: int | None, address: str | None):
+        self.workers = workers or default_workers()
+        self.address = address
+        self.client = None
+        self._cluster = None
+
+    def materialize(self):
+        if self.client is not None:
+            return self.client
+        from distributed import Client, LocalCluster
+
+        if self.address is not None:
+            try:
+                self.client = Client(self.address, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError) as exc:
+                raise InputError(f"cannot reach a Dask scheduler at {self.address!r} ({type(exc).__name__}); expected "
+                                 "the address that 'dask scheduler' printed, e.g. tcp://127.0.0.1:8786",
+                                 field="--scheduler") from None
+        else:
+            self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                         dashboard_address=None, silence_logs=logging.ERROR)
+            self.client = Client(self._cluster)
+        self.client.register_plugin(CompileCachePerWorker())
+        return self.client
+
+    def close(self):
+        if self.client is not None:
+            self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+        self.client = self._cluster = None
+
+
+@contextmanager
+def open_executor(workers: int | None = None, scheduler: str | None = None, *, lazy: bool = False):
+    """Where tasks run (module docstring): ``None`` (this process) or a ``distributed.Client``.
+
+    With ``lazy=True`` a :class:`LazyCluster` is yielded instead of a client: the
+    cluster starts only when a task is submitted (what the command-line tools use).
+    """
+    address = scheduler_address(scheduler)
+    if address is None and (workers or default_workers()) == 1:
+        yield None
+        return
+    handle = LazyCluster(workers, address)
+    try:
+        yield handle if lazy else handle.materialize()
+    finally:
+        handle.close()

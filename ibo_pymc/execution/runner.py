@@ -1,0 +1,227 @@
+"""Run independent tasks anywhere: in this process, a ``concurrent.futures`` pool, or a Dask cluster.
+
+Everything in the package that loops over subjects or replicates (cohort fits,
+grid reproduction, coverage and SBC replicates, comparison rows) builds a list
+of :class:`Task` objects and hands them to :func:`run_tasks`:
+
+* ``executor=None`` runs them one after another in this process;
+* a ``distributed.Client`` (a ``LocalCluster`` or any cluster; see
+  :mod:`ibo_pymc.execution.cluster`) or any ``concurrent.futures.Executor``
+  runs them side by side.
+
+Results come back as they complete (``on_result`` is called in this process
+for each, e.g. to write a fit atomically the moment it exists) and are also
+returned in the tasks' order. A task that raises does not stop the others: it
+is reported as a :class:`TaskFailure` naming the task (``"subject 7, model
+tau"``) and its one-line error. Ctrl-C cancels what has not run and re-raises.
+Each task carries its own seed in its arguments, so the results do not depend
+on where or in which order the tasks ran.
+
+Progress is logged (logger ``ibo_pymc.progress``, level INFO) as one line per
+change: ``LABEL: 12/84 done, 1 failed, 2 running``; the command-line tools
+show it as a single updating line.
+
+This module imports nothing of the package, so every layer can use it; the
+cluster set-up is :mod:`ibo_pymc.execution.cluster`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger("ibo_pymc.progress")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One independent piece of work: ``fn(*args, **kwargs)``, named by ``key`` in progress and errors.
+
+    ``fn`` must be importable by name (a module-level function) so that a worker
+    process can rebuild it; ``args`` carry everything the task needs (data,
+    configuration, seed).
+    """
+
+    key: str
+    fn: Callable
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+
+    def __call__(self):
+        return self.fn(*self.args, **self.kwargs)
+
+
+@dataclass(frozen=True)
+class TaskFailure:
+    key: str
+    error: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.error}"
+
+
+class TaskError(RuntimeError):
+    """Some tasks failed (the others finished); ``failures`` names them."""
+
+    def __init__(self, failures: Sequence[TaskFailure]):
+        self.failures = list(failures)
+        first = self.failures[0]
+        more = f" (and {len(self.failures) - 1} more)" if len(self.failures) > 1 else ""
+        super().__init__(f"{first}{more}")
+
+
+@dataclass
+class Outcome:
+    """Results in the tasks' order (``None`` where a task failed) and the failures."""
+
+    results: list
+    failures: list[TaskFailure]
+    seconds: float = 0.0
+
+    def raise_failures(self) -> Outcome:
+        if self.failures:
+            raise TaskError(self.failures)
+        return self
+
+
+@dataclass(frozen=True)
+class Progress:
+    label: str
+    total: int
+    done: int
+    failed: int
+    running: int
+    seconds: float
+
+    def line(self) -> str:
+        return (f"{self.label}: {self.done}/{self.total} done, {self.failed} failed, {self.running} running, "
+                f"{self.seconds:.0f} s")
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: ``Type: message`` (first line only)."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def is_dask_client(executor) -> bool:
+    return type(executor).__module__.split(".")[0] == "distributed" and hasattr(executor, "scheduler_info")
+
+
+def materialize(executor):
+    """The executor itself, or the client of a lazily started cluster (:class:`~ibo_pymc.execution.cluster.LazyCluster`)."""
+    start = getattr(executor, "materialize", None)
+    return start() if start is not None else executor
+
+
+def slots(executor) -> int:
+    """How many tasks the executor runs at once (1 in this process)."""
+    if executor is None:
+        return 1
+    if getattr(executor, "materialize", None) is not None and executor.client is None and executor.address is None:
+        return executor.workers  # a local cluster not started yet
+    executor = materialize(executor)
+    if is_dask_client(executor):
+        try:
+            return max(1, sum(executor.nthreads().values()))
+        except Exception:  # noqa: BLE001 - a scheduler that does not answer: count one
+            return 1
+    return int(getattr(executor, "_max_workers", 1) or 1)
+
+
+def run_tasks(tasks: Iterable[Task], executor=None, *, label: str = "tasks",
+              on_result: Callable[[int, Any], None] | None = None,
+              progress: Callable[[Progress], None] | None = None) -> Outcome:
+    """Run every task and gather the results as they complete (module docstring).
+
+    ``on_result(index, result)`` runs in this process for each task that
+    succeeds, as it completes; an exception it raises counts as that task's
+    failure. ``progress`` receives a :class:`Progress` at the start and after
+    every completion (default: log it on ``ibo_pymc.progress``).
+    """
+    tasks = list(tasks)
+    n = len(tasks)
+    if n:
+        executor = materialize(executor)
+    results: list = [None] * n
+    failures: dict[int, TaskFailure] = {}
+    t0 = time.perf_counter()
+    done = 0
+    width = slots(executor)
+    report = progress or (lambda p: log.info(p.line()))
+
+    def tell(in_flight: int):
+        report(Progress(label, n, done, len(failures), min(in_flight, width), time.perf_counter() - t0))
+
+    def accept(i: int, value):
+        nonlocal done
+        try:
+            if on_result is not None:
+                on_result(i, value)
+            results[i] = value
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported as this task's failure
+            failures[i] = TaskFailure(tasks[i].key, one_line(exc))
+        done += 1
+
+    def fail(i: int, exc: BaseException):
+        nonlocal done
+        failures[i] = TaskFailure(tasks[i].key, one_line(exc))
+        done += 1
+
+    tell(min(n, width))
+    if executor is None:
+        for i, task in enumerate(tasks):
+            try:
+                value = task()
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one failing task does not stop the others
+                fail(i, exc)
+            else:
+                accept(i, value)
+            tell(n - done)
+    elif is_dask_client(executor):
+        from distributed import as_completed
+
+        tag = uuid.uuid4().hex[:8]
+        futures = [executor.submit(t.fn, *t.args, key=f"{label}-{i}-{tag}", pure=False, **t.kwargs)
+                   for i, t in enumerate(tasks)]
+        index = {f.key: i for i, f in enumerate(futures)}
+        try:
+            for f in as_completed(futures):
+                i = index[f.key]
+                if f.status == "finished":
+                    accept(i, f.result())
+                elif f.status == "error":
+                    fail(i, f.exception())
+                else:  # cancelled (e.g. by the cluster shutting down)
+                    fail(i, RuntimeError(f"task {f.status}"))
+                f.release()
+                tell(n - done)
+        except BaseException:
+            executor.cancel([f for f in futures if not f.done()])
+            raise
+    else:
+        from concurrent.futures import as_completed
+
+        futures = {executor.submit(t.fn, *t.args, **t.kwargs): i for i, t in enumerate(tasks)}
+        try:
+            for f in as_completed(futures):
+                i = futures[f]
+                exc = f.exception()
+                if exc is None:
+                    accept(i, f.result())
+                else:
+                    fail(i, exc)
+                tell(n - done)
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+    return Outcome(results, [failures[i] for i in sorted(failures)], time.perf_counter() - t0)

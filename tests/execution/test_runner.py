@@ -1,0 +1,85 @@
+"""The execution layer: tasks run here, in a process pool or on a Dask cluster, with the same results."""
+
+from __future__ import annotations
+
+import operator
+import os
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+import pytest
+
+from ibo_pymc.execution import Task, TaskError, open_executor, run_tasks
+from ibo_pymc.execution.cluster import compile_dir
+
+
+def boom(x):
+    raise ValueError(f"bad input {x}\nsecond line")
+
+
+def die(x):
+    os._exit(3)  # a worker process that dies: a lost worker
+
+
+def _tasks():
+    return [Task(f"task {i}", operator.mul, (i, 3)) for i in range(6)] + [Task("subject 9, model tau", boom, (9,))]
+
+
+def _check(out, seen):
+    assert out.results == [0, 3, 6, 9, 12, 15, None]
+    assert [str(f) for f in out.failures] == ["subject 9, model tau: ValueError: bad input 9"]
+    assert [p.done for p in seen] == list(range(8)) and seen[-1].failed == 1 and seen[-1].running == 0
+    assert seen[-1].line().startswith("tasks: 7/7 done, 1 failed, 0 running")
+    with pytest.raises(TaskError, match="subject 9, model tau: ValueError: bad input 9"):
+        out.raise_failures()
+
+
+@pytest.mark.parametrize("pool", [None, ThreadPoolExecutor, ProcessPoolExecutor])
+def test_results_in_order_failures_named_progress_counted(pool):
+    seen = []
+    if pool is None:
+        out = run_tasks(_tasks(), None, progress=seen.append)
+    else:
+        with pool(2) as ex:
+            out = run_tasks(_tasks(), ex, progress=seen.append)
+    _check(out, seen)
+
+
+def test_a_failing_result_handler_fails_only_its_task():
+    def keep(i, v):
+        if i == 2:
+            raise OSError("disk full")
+
+    out = run_tasks(_tasks()[:4], None, on_result=keep, progress=lambda p: None)
+    assert out.results == [0, 3, None, 9] and [f.key for f in out.failures] == ["task 2"]
+
+
+def test_local_dask_cluster_same_results_own_compile_dirs_and_a_lost_worker():
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), open_executor(2) as client:
+        assert client is not None and len(client.scheduler_info()["workers"]) == 2
+        seen = []
+        _check(run_tasks(_tasks(), client, progress=seen.append), seen)
+        # every worker compiles into a directory of its own (PyTensor's is not safe to share)
+        dirs = client.run(lambda: os.environ.get("PYTENSOR_FLAGS", ""))
+        assert len(set(dirs.values())) == 2 and all("compiledir=" in d for d in dirs.values())
+        names = [w["name"] for w in client.scheduler_info()["workers"].values()]
+        assert {f"compiledir={compile_dir(n)}" for n in names} == set(dirs.values())
+        # a worker that dies is a failed task named in the outcome (Dask's KilledWorker); the nanny
+        # restarts the worker and the cluster goes on
+        out = run_tasks([Task("dies", die, (1,))], client, progress=lambda p: None)
+        assert out.results == [None] and [f.key for f in out.failures] == ["dies"]
+        assert "KilledWorker" in out.failures[0].error
+        assert run_tasks(_tasks()[:3], client, progress=lambda p: None).results == [0, 3, 6]
+
+
+def test_one_worker_runs_here_and_a_bad_scheduler_is_a_clear_error(monkeypatch):
+    from ibo_pymc.errors import InputError
+    from ibo_pymc.execution import cluster
+
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", "2s")
+    with open_executor(1) as ex:
+        assert ex is None
+    with pytest.raises(InputError, match="cannot reach a Dask scheduler at 'tcp://127.0.0.1:9'"):
+        with open_executor(2, scheduler="tcp://127.0.0.1:9"):
+            pass
