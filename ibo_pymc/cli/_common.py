@@ -12,11 +12,13 @@ temporary name and renamed when complete (:mod:`ibo_pymc.io`). Set
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import threading
 import traceback
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 
 from ibo_pymc.errors import InputError
 
@@ -122,33 +124,52 @@ def add_execution_options(p: argparse.ArgumentParser) -> None:
                    "prints); default: Dask's DASK_SCHEDULER_ADDRESS setting if any, else --workers")
 
 
+@contextmanager
 def executor(args):
-    """The executor of :func:`add_execution_options`: a context manager yielding None (this process) or a
-    :class:`~ibo_pymc.execution.cluster.LazyCluster` (started when the first task is submitted)."""
+    """Where the command's tasks run (:func:`add_execution_options`), with its progress line shown.
+
+    Yields None (this process) or a :class:`~ibo_pymc.execution.cluster.LazyCluster`
+    (started when the first task is submitted). While it is open the execution
+    layer's progress records (logger ``ibo_pymc.progress``) are shown as one line
+    on stderr, unless ``--quiet``.
+    """
     from ibo_pymc.execution import open_executor
 
-    return open_executor(getattr(args, "workers", 1), getattr(args, "scheduler", None), lazy=True)
+    logger = logging.getLogger("ibo_pymc.progress")
+    handler = ProgressLine()
+    level, propagate = logger.level, logger.propagate
+    if not getattr(args, "quiet", False):
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+    try:
+        with open_executor(getattr(args, "workers", 1), getattr(args, "scheduler", None), lazy=True) as ex:
+            yield ex
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
-class ProgressLine:
-    """One progress line on stderr for the execution layer's updates (rewritten in place on a terminal;
-    on a pipe or log file a line every 10% and at the end)."""
+class ProgressLine(logging.Handler):
+    """The execution layer's progress records as one line on stderr: rewritten in place on a terminal;
+    on a pipe or a log file, a line every 10% and at the end of each run of tasks."""
 
-    def __init__(self, quiet: bool = False):
-        self.quiet = quiet
-        self.tty = sys.stderr.isatty()
-        self.shown = -1
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.shown: dict = {}
 
-    def __call__(self, p) -> None:
-        if self.quiet or p.total == 0:
+    def emit(self, record) -> None:
+        p = getattr(record, "progress", None)
+        if p is None or p.total == 0:
             return
         end = p.done == p.total
-        if self.tty:
+        if sys.stderr.isatty():
             print("\r" + p.line() + " " * 4, end="\n" if end else "", file=sys.stderr, flush=True)
             return
         tenth = 10 * p.done // p.total
-        if tenth > self.shown or end:
-            self.shown = tenth
+        if tenth > self.shown.get(p.label, -1) or end:
+            self.shown[p.label] = tenth
             print(p.line(), file=sys.stderr, flush=True)
 
 

@@ -9,7 +9,6 @@ import pandas as pd
 
 from ibo_pymc.cli._common import (
     ArgumentParser,
-    ProgressLine,
     add_data_option,
     add_execution_options,
     add_fit_options,
@@ -69,13 +68,13 @@ def _main(argv: Sequence[str] | None) -> int:
         if log:
             log(f"fitting or loading u, ũ, ũ± for {len(subjects)} subjects" + (" (all rounds and training rounds)" if split else ""))
         fits = fit_cohort(cohort_jobs(data, subjects, MODELS, cfg, split=split), folder, executor=ex,
-                          progress=ProgressLine(args.quiet), log=log)
+                          log=log)
         status = report_failures(fits.failures, "ibo-compare")
         failed = {j.obs.subject for j, p in zip(fits.jobs, fits.paths) if p is None}
         # 2. one comparison task per subject (PSIS, moment matching, exact refits) on the saved fits
         tasks = [Task(f"subject {s}", compare_subject, (data.observations(s), split, folder),
                       {"config": cfg, "refit": not args.no_refit}) for s in subjects if s not in failed]
-        out = run_tasks(tasks, ex, label="comparisons", progress=ProgressLine(args.quiet))
+        out = run_tasks(tasks, ex, label="comparisons")
     status = report_failures(out.failures, "ibo-compare") or status
     rows = [r for r in out.results if r is not None]
     if not rows:

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from ibo_pymc.cli._common import (
     ArgumentParser,
-    ProgressLine,
     add_data_option,
     add_execution_options,
     add_fit_options,
@@ -53,7 +52,7 @@ def _main(argv: Sequence[str] | None) -> int:
     log = lambda msg: print(msg, file=sys.stderr, flush=True)
     with executor(args) as ex:
         res = fit_cohort(cohort_jobs(data, subjects, [args.model], cfg), Path(args.fits).resolve(), executor=ex,
-                         progress=ProgressLine(False), log=log)
+                         log=log)
     if report_failures(res.failures, "ibo-plot"):
         return 1
     fits = {j.obs.subject: IBOModel.load(p).idata for j, p in zip(res.jobs, res.paths)}

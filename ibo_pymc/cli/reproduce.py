@@ -10,7 +10,6 @@ import pandas as pd
 
 from ibo_pymc.cli._common import (
     ArgumentParser,
-    ProgressLine,
     add_data_option,
     add_execution_options,
     executor,
@@ -45,7 +44,7 @@ def _main(argv: Sequence[str] | None) -> int:
     data = load_hotspot(resolve_data_dir(args.data))
     split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
     with executor(args) as ex:
-        res = reproduce(data, split, config=GridConfig(), executor=ex, progress=ProgressLine(args.quiet))
+        res = reproduce(data, split, config=GridConfig(), executor=ex)
     out = Path(args.out)
     write_csv(res.fits, out / "fits.csv", float_format="%.6g")
     write_csv(res.table1, out / "table1.csv", float_format="%.2f")

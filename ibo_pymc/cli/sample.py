@@ -11,7 +11,6 @@ import pandas as pd
 
 from ibo_pymc.cli._common import (
     ArgumentParser,
-    ProgressLine,
     add_data_option,
     add_execution_options,
     executor,
@@ -138,7 +137,7 @@ def _main(argv: Sequence[str] | None) -> int:
             for s in subjects]
     t0 = time.perf_counter()
     with executor(args) as ex:
-        res = fit_cohort(jobs, out_dir, executor=ex, progress=ProgressLine(args.quiet),
+        res = fit_cohort(jobs, out_dir, executor=ex,
                          log=None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True)))
     if not args.quiet and any(res.reused):
         print(f"reused {sum(res.reused)} saved fits made from the same rounds with the same configuration",

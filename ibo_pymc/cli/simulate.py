@@ -12,7 +12,6 @@ import pandas as pd
 
 from ibo_pymc.cli._common import (
     ArgumentParser,
-    ProgressLine,
     add_data_option,
     add_execution_options,
     check_suffix,
@@ -139,7 +138,7 @@ def _main(argv: Sequence[str] | None) -> int:
             with executor(args) as ex:
                 cell = coverage(args.family, args.param, args.n_obs, args.reps, gamma=gamma, seed=args.seed,
                                 omit=args.omit, executor=ex, rule=args.rule or PROTOCOLS[args.protocol][2],
-                                region=args.region, progress=ProgressLine(args.quiet))
+                                region=args.region)
         except ValueError as exc:
             raise InputError(str(exc), field="--param") from None
         for k in cell.hits:
@@ -180,8 +179,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     matplotlib.use("Agg")
     with executor(args) as ex:
-        ranks = run_sbc(args.model, args.reps, seed=args.seed, executor=ex, n_obs=args.n_obs,
-                        progress=ProgressLine(args.quiet))
+        ranks = run_sbc(args.model, args.reps, seed=args.seed, executor=ex, n_obs=args.n_obs)
     test = uniformity(ranks)
     out = Path(args.out)
     write_csv(ranks, out / f"sbc-{args.model}-ranks.csv")

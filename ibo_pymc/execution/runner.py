@@ -141,7 +141,8 @@ def run_tasks(tasks: Iterable[Task], executor=None, *, label: str = "tasks",
     ``on_result(index, result)`` runs in this process for each task that
     succeeds, as it completes; an exception it raises counts as that task's
     failure. ``progress`` receives a :class:`Progress` at the start and after
-    every completion (default: log it on ``ibo_pymc.progress``).
+    every completion (default: log it on ``ibo_pymc.progress`` at level INFO, the
+    :class:`Progress` as the record's ``progress`` attribute).
     """
     tasks = list(tasks)
     n = len(tasks)
@@ -152,7 +153,7 @@ def run_tasks(tasks: Iterable[Task], executor=None, *, label: str = "tasks",
     t0 = time.perf_counter()
     done = 0
     width = slots(executor)
-    report = progress or (lambda p: log.info(p.line()))
+    report = progress or (lambda p: log.info(p.line(), extra={"progress": p}))
 
     def tell(in_flight: int):
         report(Progress(label, n, done, len(failures), min(in_flight, width), time.perf_counter() - t0))
