@@ -7,9 +7,10 @@
    task samples its chains on one core, so the ideal ratio is the number of
    workers. Cluster start-up is timed apart.
 2. Overhead per task: ``--overhead-fits`` fits submitted one at a time to a
-   1-worker cluster; the time from submission to the saved result, minus the
-   fit's own time measured inside the worker, is what the layer adds
-   (scheduling, transfer of the task and of the InferenceData, the write).
+   1-worker cluster that writes its fits (as a local cluster does); the time
+   from submission to the saved file, minus the fit's and the write's own
+   times measured inside the worker, is what the layer adds (scheduling,
+   transfer of the task and of the result).
 
 Both runs fit the same seeds, so their posteriors are compared bit for bit.
 
@@ -27,13 +28,16 @@ from pathlib import Path
 import numpy as np
 
 
-def timed_fit(obs, config):
-    """A fit as a worker runs it, with its own duration."""
+def timed_fit(obs, config, path):
+    """A fit as a worker runs it (written by the worker), with the durations of the fit and of the write."""
     from ibo_pymc.model.cohort import fit_task
+    from ibo_pymc.model.fit import write_fit
 
     t0 = time.perf_counter()
     idata = fit_task(obs, config, 1)
-    return idata, time.perf_counter() - t0
+    t1 = time.perf_counter()
+    write_fit(idata, path)
+    return path, t1 - t0, time.perf_counter() - t1
 
 
 def _same_posterior(p, q) -> bool:
@@ -48,7 +52,7 @@ def main() -> None:
     from ibo_pymc.execution import Task, open_executor, run_tasks
     from ibo_pymc.forward.variants import MODELS
     from ibo_pymc.model.cohort import cohort_jobs, fit_cohort
-    from ibo_pymc.model.fit import FitConfig, write_fit
+    from ibo_pymc.model.fit import FitConfig
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=os.environ.get("IBO_DATA_DIR", "../shared/data/hotspot_raw"))
@@ -75,24 +79,24 @@ def main() -> None:
             r2 = fit_cohort(jobs, two, executor=client, progress=quiet)
             t_two = time.perf_counter() - t0
         # overhead per task on a 1-worker cluster: one fit at a time, from submission to the saved file
+        import dask
         from distributed import Client, LocalCluster
 
+        from ibo_pymc.execution.cluster import LOCAL_WORKER_CONFIG
+
         lat, own, save = [], [], []
-
-        def keep(i, r, path):
-            t = time.perf_counter()
-            write_fit(r[0], path)
-            save.append(time.perf_counter() - t)
-
-        with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as lc, Client(lc) as c1:
-            run_tasks([Task("warm-up", timed_fit, (jobs[0].obs, jobs[0].config))], c1, progress=quiet)
+        with dask.config.set(LOCAL_WORKER_CONFIG):
+            lc = LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None)
+        with lc, Client(lc) as c1:
+            run_tasks([Task("warm-up", timed_fit, (jobs[0].obs, jobs[0].config, str(Path(tmp) / "w.nc")))], c1,
+                      progress=quiet)
             for k, job in enumerate(jobs[1 : 1 + a.overhead_fits]):
-                out_path = Path(tmp) / f"overhead-{k}.nc"
                 t0 = time.perf_counter()
-                res = run_tasks([Task(job.key, timed_fit, (job.obs, job.config))], c1, progress=quiet,
-                                on_result=lambda i, r, p=out_path: keep(i, r, p)).raise_failures()
+                res = run_tasks([Task(job.key, timed_fit, (job.obs, job.config, str(Path(tmp) / f"o{k}.nc")))], c1,
+                                progress=quiet).raise_failures()
                 lat.append(time.perf_counter() - t0)
                 own.append(res.results[0][1])
+                save.append(res.results[0][2])
         same = all(_same_posterior(p, q) for p, q in zip(r1.paths, r2.paths))
     n = len(jobs)
     print(f"{n} fits ({len(subjects)} subjects x {len(MODELS)} models, default configuration, one core per fit)")
@@ -103,7 +107,7 @@ def main() -> None:
     lat, own, save = np.array(lat), np.array(own), np.array(save)
     over = lat - own - save
     print(f"overhead per task (1-worker cluster, {len(own)} fits one at a time, from submission to the saved file):")
-    print(f"  the layer (scheduling, transfer of task and InferenceData): median {np.median(over) * 1000:.0f} ms = "
+    print(f"  the layer (scheduling, transfer of task and result): median {np.median(over) * 1000:.0f} ms = "
           f"{100 * np.median(over / own):.1f}% of a fit's own time (median fit {np.median(own):.2f} s)")
     print(f"  saving the fit (NetCDF, atomic; a bare fit that is kept pays it too): median {np.median(save) * 1000:.0f} ms")
     failed = r1.failures + r2.failures

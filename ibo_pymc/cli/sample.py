@@ -130,15 +130,19 @@ def _main(argv: Sequence[str] | None) -> int:
         return 0
 
     # many subjects (or a remote cluster): one task per subject, each fit saved as it completes
-    from ibo_pymc.model.cohort import FitJob, fit_cohort
+    from ibo_pymc.model.cohort import FitJob, fit_cohort, sweep_partial
 
     out_dir = Path(args.out) if args.out and many else Path(DEFAULT_DIR)
     jobs = [FitJob(data.observations(s), cfg, file=None if many else str(fit_path(args.out, s, args.model, False)))
             for s in subjects]
     t0 = time.perf_counter()
-    with executor(args) as ex:
-        res = fit_cohort(jobs, out_dir, executor=ex,
-                         log=None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True)))
+    try:
+        with executor(args) as ex:
+            res = fit_cohort(jobs, out_dir, executor=ex,
+                             log=None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True)))
+    except KeyboardInterrupt:
+        sweep_partial(jobs, out_dir)  # after the workers are gone: nothing half-written stays
+        raise
     if not args.quiet and any(res.reused):
         print(f"reused {sum(res.reused)} saved fits made from the same rounds with the same configuration",
               file=sys.stderr)

@@ -4,12 +4,15 @@ Each (subject, model) fit is one task of the execution layer
 (:mod:`ibo_pymc.execution`): the task carries the subject's rounds and the
 whole configuration (the model part includes the argmax tables' settings and
 any user-registered acquisition family, so a fresh worker process rebuilds the
-model from it), and its own seed (the configuration's). A worker fits and
-returns the InferenceData; this process writes it atomically
-(``subject-NN-MODEL[TAG].nc``) the moment it arrives, so an interrupted run
-keeps every finished fit and no half-written file. A rerun reuses every saved
-fit that was made from the same rounds with the same configuration (by its
-hash) and argmax-table format, and fits only the rest. A task that fails is
+model from it), and its own seed (the configuration's). Each fit is written
+atomically (``subject-NN-MODEL[TAG].nc``) the moment it is finished: by the
+worker itself when it sees the output folder (this machine, or a shared file
+system; checked), so that writes run in parallel and no draws travel, else by
+this process from the returned InferenceData. An interrupted run keeps every
+finished fit and leaves no half-written file (temporary files of a writer
+killed mid-write are removed). A rerun reuses every saved fit that was made
+from the same rounds with the same configuration (by its hash) and
+argmax-table format, and fits only the rest. A task that fails is
 reported naming its subject and model; the others still finish.
 
 Chains run one after another inside a task (``cores=1``) when tasks run side
@@ -93,27 +96,74 @@ def load_if_current(path, obs: SubjectObservations, config: FitConfig, *, any_se
     return m, None
 
 
-def fit_task(obs: SubjectObservations, config: FitConfig, cores: int | None = None):
-    """One fit, as a worker runs it: rebuild the model from the rounds and the configuration, sample, return the InferenceData."""
-    from ibo_pymc.model.fit import IBOModel
+def fit_task(obs: SubjectObservations, config: FitConfig, cores: int | None = None, path: str | None = None):
+    """One fit, as a worker runs it: rebuild the model from the rounds and the configuration, sample, and
+    return the InferenceData, or, with ``path``, write it there (atomically) and return the path."""
+    from ibo_pymc.model.fit import IBOModel, write_fit
 
     m = IBOModel(obs, config=config)
-    return m.fit(progress=False, cores=cores)
+    idata = m.fit(progress=False, cores=cores)
+    return idata if path is None else write_fit(idata, path)
 
 
-def fit_cohort(jobs, folder, *, executor=None, cores: int | None = None, progress=None, log=None) -> CohortFits:
+def _partial_files(path: Path) -> list[Path]:
+    """Temporary files of an unfinished atomic write of ``path`` (:func:`ibo_pymc.io.atomic_path`)."""
+    return list(path.parent.glob(f".{path.name}.tmp-*")) if path.parent.is_dir() else []
+
+
+def sweep_partial(jobs, folder) -> int:
+    """Remove what a killed writer left of the jobs' files (a worker lost mid-write); returns how many."""
+    n = 0
+    for job in jobs:
+        for f in _partial_files(job.path(folder)):
+            f.unlink(missing_ok=True)
+            n += 1
+    return n
+
+
+def _visible_to_workers(executor, folder: Path) -> bool:
+    """Whether the executor's workers see ``folder`` (this process, a local pool or cluster, or a shared file system)."""
+    import uuid
+
+    from ibo_pymc.execution.runner import is_dask_client, materialize
+
+    if executor is None:
+        return True
+    lazy = getattr(executor, "materialize", None) is not None
+    if lazy and executor.address is None:
+        return True  # a local cluster: same machine
+    client = materialize(executor)
+    if not is_dask_client(client) or type(getattr(client, "cluster", None)).__name__ == "LocalCluster":
+        return True
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / f".ibo-visible-{uuid.uuid4().hex}"
+    marker.touch()
+    try:
+        seen = client.run(lambda p=str(marker): __import__("os").path.exists(p))
+        return bool(seen) and all(seen.values())
+    finally:
+        marker.unlink(missing_ok=True)
+
+
+def fit_cohort(jobs, folder, *, executor=None, cores: int | None = None, progress=None, log=None,
+               write_on: str | None = None) -> CohortFits:
     """Fit every :class:`FitJob` (or reuse its saved fit) and save each fit in ``folder`` as it completes.
 
     ``executor``: None (this process), a ``distributed.Client`` or a
     ``concurrent.futures.Executor``. ``cores``: threads per fit for the chains
     (default: 1 when an executor runs tasks side by side, else the
-    configuration's). ``log`` receives one line per reused or refitted file.
+    configuration's). ``log`` receives one line per refitted file.
+    ``write_on``: ``"worker"`` (each worker writes its fits: parallel writes, no
+    transfer of draws) or ``"driver"`` (this process writes what the workers
+    return); default ``"worker"`` when the workers see ``folder`` (this machine,
+    or a shared file system, checked with a marker file) and ``"driver"`` otherwise.
     Returns a :class:`CohortFits`; failures are in ``.failures`` (not raised).
     """
     from ibo_pymc.model.fit import write_fit
 
     jobs = list(jobs)
     folder = Path(folder)
+    sweep_partial(jobs, folder)  # debris of an earlier run whose writer was killed mid-write
     paths: list = [None] * len(jobs)
     reused = [False] * len(jobs)
     todo = []
@@ -129,15 +179,25 @@ def fit_cohort(jobs, folder, *, executor=None, cores: int | None = None, progres
         todo.append(i)
     if cores is None and executor is not None:
         cores = 1
-    tasks = [Task(jobs[i].key, fit_task, (jobs[i].obs, jobs[i].config, cores)) for i in todo]
+    if not todo:
+        return CohortFits(jobs, paths, reused, [])
+    if write_on is None:
+        write_on = "worker" if _visible_to_workers(executor, folder) else "driver"
+    if write_on not in ("worker", "driver"):
+        raise ValueError(f"write_on must be 'worker' or 'driver', got {write_on!r}")
+    for i in todo:
+        jobs[i].path(folder).parent.mkdir(parents=True, exist_ok=True)
+    where = (lambda i: str(jobs[i].path(folder).resolve())) if write_on == "worker" else (lambda i: None)
+    tasks = [Task(jobs[i].key, fit_task, (jobs[i].obs, jobs[i].config, cores, where(i))) for i in todo]
 
-    def save(k, idata):
+    def save(k, result):
         i = todo[k]
-        path = jobs[i].path(folder)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        paths[i] = write_fit(idata, path)
+        paths[i] = jobs[i].path(folder) if write_on == "worker" else write_fit(result, jobs[i].path(folder))
 
-    out = run_tasks(tasks, executor, label="fits", on_result=save, progress=progress)
+    try:
+        out = run_tasks(tasks, executor, label="fits", on_result=save, progress=progress)
+    finally:
+        sweep_partial([jobs[i] for i in todo if paths[i] is None], folder)
     return CohortFits(jobs, paths, reused, out.failures)
 
 

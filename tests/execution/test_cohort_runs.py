@@ -126,8 +126,10 @@ def test_rerun_reuses_valid_fits_and_refits_only_the_stale(local_fits, two_playe
         raise AssertionError("refitted")
 
     monkeypatch.setattr(cohort, "fit_task", no_fit)
+    debris = folder / ".subject-01-tau_pm.nc.tmp-k1ll3d.nc"  # what a writer killed mid-write leaves
+    debris.write_bytes(b"half")
     res = cohort.fit_cohort(jobs, folder, progress=lambda p: None)
-    assert res.reused == [True, True] and not res.failures
+    assert res.reused == [True, True] and not res.failures and not debris.exists()
     assert {p: p.stat().st_mtime_ns for p in folder.glob("*.nc")} == before
     # another seed is another configuration: both are fitted again (here: the fit is refused by no_fit)
     said = []
@@ -148,7 +150,7 @@ def test_a_failing_task_is_named_and_the_others_finish(hotspot, tmp_path):
                                 delta_r1=np.array([]), theta2=np.array([]))
     jobs = [FitJob(empty, cfg), FitJob(hotspot.observations(28), cfg)]
     seen = []
-    res = fit_cohort(jobs, tmp_path, progress=seen.append)
+    res = fit_cohort(jobs, tmp_path, progress=seen.append, write_on="driver")
     assert [str(f) for f in res.failures] == ["subject 99, model u: InputError: field 'subject': subject 99 has no eligible rounds to fit"]
     assert res.paths[0] is None and res.paths[1] == tmp_path / "subject-28-u.nc" and res.paths[1].is_file()
     assert seen[-1].done == 2 and seen[-1].failed == 1
