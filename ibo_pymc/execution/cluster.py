@@ -42,6 +42,9 @@ except ImportError:  # pragma: no cover
 #: Python (bridge sampling, assembly) and ran about 15-30% slower in a default worker than in a
 #: plain process (measured on 6 fits). Remote workers take their settings from their own Dask config.
 LOCAL_WORKER_CONFIG = {
+    # Dask sets MALLOC_TRIM_THRESHOLD_ in its workers; setting it turns off glibc's adaptive mmap
+    # threshold, so every large NumPy array is a fresh mmap with page faults: kept out
+    "distributed.nanny.pre-spawn-environ": {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1},
     "distributed.worker.profile.enabled": False,
     "distributed.admin.tick.interval": "1s",
     "distributed.admin.system-monitor.interval": "2s",

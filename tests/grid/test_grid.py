@@ -132,21 +132,27 @@ def test_reproduces_paper_tables_whole_cohort(hotspot, paper_split):
 
 def test_reproduce_cli_contract(tmp_path, raw_folder):
     """The CLI on two subjects of a random split: files, columns, exit code."""
+    import shutil
     import subprocess
     import sys
 
     import pandas as pd
 
+    two = tmp_path / "two"
+    two.mkdir()
+    for uid in (38, 64):
+        for kind in ("eventrec", "sesrec"):
+            shutil.copy(raw_folder / f"{kind}{uid}.csv", two)
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "ibo_pymc.cli.reproduce", "--data", str(raw_folder), "--out", str(out),
+        [sys.executable, "-m", "ibo_pymc.cli.reproduce", "--data", str(two), "--out", str(out),
          "--workers", "1", "--quiet", "--seed", "3"],
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     fits = pd.read_csv(out / "fits.csv")
     assert list(fits.columns) == ["model", "subject", "family", "param", "tau", "tau_neg", "tau_pos", "gamma", "w_em", "oos_loglik"]
-    assert len(fits) == 84 and set(fits["family"]) <= {"PI", "EI", "UCB"}
+    assert len(fits) == 6 and set(fits["family"]) <= {"PI", "EI", "UCB"}
     assert (fits.loc[fits.model == "u", ["tau", "tau_neg", "tau_pos"]] == 0).all().all()
     tau = fits[fits.model == "tau"]
     assert (tau["tau_neg"] == tau["tau_pos"]).all()

@@ -37,6 +37,8 @@ def test_marginalised_generative_model_has_the_papers_density(s28, model):
     for _ in range(3):
         point = {k: v + rng.normal(0, 0.7, np.shape(v)) for k, v in start.items()}
         assert float(lg(point)) == pytest.approx(float(lr(point)), rel=1e-12, abs=1e-9)
+        if model != "tau_pm":
+            continue  # gradients compared on ũ± (every parameter present); u and ũ: the density
         a, b = _grad(gen, point), _grad(ref, point)
         assert all(np.isfinite(v).all() for v in a.values())
         for k in a:
