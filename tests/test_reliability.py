@@ -18,6 +18,7 @@ from ibo_pymc.data import read_raw_logs
 from ibo_pymc.errors import InputError
 from ibo_pymc.kernel import logpdf as wrapped_cauchy_mixture_logpdf
 from tests.logmaker import straight_then_turn, write_subject
+from tests.processes import signal_after
 
 
 # --- circular utilities -------------------------------------------------------------------
@@ -84,31 +85,11 @@ def test_loader_corrupted_field_is_input_error_or_accepted(line, col, junk, tmp_
 def test_kill_during_sampling_keeps_previous_output(raw_folder, tmp_path, sig):
     out = tmp_path / "fit.nc"
     out.write_bytes(b"previous result")
-    proc = subprocess.Popen(
+    rc, err = signal_after(
         [sys.executable, "-m", "ibo_pymc.cli.sample", "--subject", "28", "--data", str(raw_folder), "--draws", "20000",
          "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    # wait for the fit to begin (its first line on stderr), then a little into sampling
-    import threading
-
-    lines = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
-    reader.start()
-    deadline = time.time() + 120
-    while time.time() < deadline and not any("fitting subject" in ln for ln in lines) and proc.poll() is None:
-        time.sleep(0.2)
-    time.sleep(4)
-    assert proc.poll() is None, "the run ended before it could be interrupted"
-    proc.send_signal(sig)
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        pytest.fail("the run did not stop within 60 s of the signal")
-    reader.join(timeout=10)
-    err = "".join(lines)
-    assert proc.returncode in (130, 143)
+        "fitting subject", sig, settle=4, stop_timeout=60)  # a little into sampling
+    assert rc in (130, 143)
     assert "interrupted" in err or "terminated" in err
     assert out.read_bytes() == b"previous result"
     assert [p.name for p in tmp_path.iterdir()] == ["fit.nc"]

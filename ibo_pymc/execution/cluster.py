@@ -102,6 +102,17 @@ class LazyCluster:
         self.client = None
         self._cluster = None
 
+    @property
+    def is_local(self) -> bool:
+        """A cluster on this machine (no scheduler address given)."""
+        return self.address is None
+
+    def slots(self) -> int:
+        """How many tasks run at once; a local cluster is not started to answer."""
+        from ibo_pymc.execution.runner import slots
+
+        return self.workers if self.is_local and self.client is None else slots(self.materialize())
+
     def materialize(self):
         if self.client is not None:
             return self.client

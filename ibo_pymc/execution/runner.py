@@ -122,9 +122,9 @@ def slots(executor) -> int:
     """How many tasks the executor runs at once (1 in this process)."""
     if executor is None:
         return 1
-    if getattr(executor, "materialize", None) is not None and executor.client is None and executor.address is None:
-        return executor.workers  # a local cluster not started yet
-    executor = materialize(executor)
+    own = getattr(executor, "slots", None)
+    if callable(own):  # a lazily started cluster knows without starting
+        return own()
     if is_dask_client(executor):
         try:
             return max(1, sum(executor.nthreads().values()))

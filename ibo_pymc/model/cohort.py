@@ -129,8 +129,7 @@ def _visible_to_workers(executor, folder: Path) -> bool:
 
     if executor is None:
         return True
-    lazy = getattr(executor, "materialize", None) is not None
-    if lazy and executor.address is None:
+    if getattr(executor, "is_local", False):
         return True  # a local cluster: same machine
     client = materialize(executor)
     if not is_dask_client(client) or type(getattr(client, "cluster", None)).__name__ == "LocalCluster":

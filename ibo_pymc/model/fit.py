@@ -149,7 +149,6 @@ class IBOModel:
         ``cores``: threads for the chains (default: the configuration's, else one
         per chain up to the number of cores); it changes the speed, not the draws.
         """
-        self._cores = cores
         from ibo_pymc.grid.engine import GridConfig, fit_grid
 
         cfg = self.config
@@ -161,7 +160,7 @@ class IBOModel:
         thin = 1
         while True:
             inits = self._initial_points(grid, comps, np.random.default_rng(s_init))
-            cond, stats = self._sample(comps, inits, cfg.draws * thin, sampler_seed, progress)
+            cond, stats = self._sample(comps, inits, cfg.draws * thin, sampler_seed, progress, cores)
             cond = {k: v[:, thin - 1 :: thin] for k, v in cond.items()}
             stats = stats.isel(draw=slice(thin - 1, None, thin))
             evid = component_evidences(self.sd, self.parameters, comps, cond, np.random.default_rng(s_bridge))
@@ -226,10 +225,10 @@ class IBOModel:
             cols.append(np.stack(vals, axis=1))
         return np.concatenate(cols, axis=1)
 
-    def _sample(self, comps, inits, draws, seed, progress):
+    def _sample(self, comps, inits, draws, seed, progress, cores=None):
         """Conditional draws {name: (chain, draw[, component])} and sample_stats."""
         cfg = self.config
-        cores = getattr(self, "_cores", None) or cfg.cores or min(cfg.chains, os.cpu_count() or 1)
+        cores = cores or cfg.cores or min(cfg.chains, os.cpu_count() or 1)
         post, stats = BACKENDS[cfg.sampler](
             self.sd, comps, inits, draws=draws, tune=cfg.tune, chains=cfg.chains, cores=cores, seed=seed,
             progress=progress, constrain=lambda z: self._constrain(comps, z),

@@ -177,31 +177,16 @@ def test_a_fit_travels_light_and_rebuilds_in_another_process(local_fits):
 def test_ctrl_c_during_a_cluster_run_keeps_finished_fits_and_no_partial_file(two_players, tmp_path):
     """SIGINT while a local cluster fits: exit 130, every file left is a complete fit, no temporary debris."""
     import signal
-    import threading
 
     from ibo_pymc.model.fit import IBOModel
+    from tests.processes import signal_after
 
     out = tmp_path / "fits"
-    proc = subprocess.Popen(
+    rc, err = signal_after(
         [sys.executable, "-m", "ibo_pymc.cli.sample", "--subject", "all", "--data", str(two_players), "--out", str(out),
          "--workers", "2", "--draws", "4000", "--tune", "300", "--chains", "2", "--seed", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    lines = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
-    reader.start()
-    deadline = time.time() + 120
-    while time.time() < deadline and not any("fits: 0/2 done" in ln for ln in lines) and proc.poll() is None:
-        time.sleep(0.2)
-    time.sleep(6)  # into sampling
-    assert proc.poll() is None, "the run ended before it could be interrupted"
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=90)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        pytest.fail("the run did not stop within 90 s of Ctrl-C")
-    reader.join(timeout=10)
-    assert proc.returncode == 130, "".join(lines)[-2000:]
+        "fits: 0/2 done", signal.SIGINT, settle=6, stop_timeout=90, cwd=tmp_path)  # 6 s: into sampling
+    assert rc == 130, err[-2000:]
     left = sorted(p.name for p in out.iterdir()) if out.exists() else []
     assert all(n.startswith("subject-") and n.endswith(".nc") for n in left), left
     for n in left:
