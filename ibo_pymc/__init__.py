@@ -12,6 +12,8 @@ The flow of the package:
   argmax curves and lookup tables
 * :mod:`ibo_pymc.grid` -- the paper's grid inference (the reference engine)
 * :mod:`ibo_pymc.model` -- the sampled PyMC model: fit, diagnostics, save and load
+* :mod:`ibo_pymc.compare`, :mod:`ibo_pymc.regions` -- model comparison (LOO, held-out), credible regions
+* :mod:`ibo_pymc.population` -- the population level: log model evidences, random-effects BMS
 """
 
 import warnings as _warnings

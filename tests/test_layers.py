@@ -24,6 +24,7 @@ LAYERS = [
     {"simulate"},
     {"datasets"},
     {"loo", "compare", "regions", "fit_plots", "plots"},
+    {"population"},
     {"cli"},
 ]
 

@@ -18,12 +18,15 @@ Groups (dims ``chain``, ``draw``, ``family``, ``round``, ``component``):
     the sampler's statistics (divergences, tree depth, ...).
 ``component_evidence``
     per component: bridge-sampled log evidence, its relative error, posterior
-    probability, worst R-hat / smallest ESS; per family: log evidence and
-    probability.
+    probability, worst R-hat / smallest ESS; per family: log evidence, its
+    standard error and probability.
 
 The attrs of every group hold the format, package version, subject, model,
 the configuration (:class:`~ibo_pymc.model.config.FitConfig`), its hashes,
-the thinning and the components, so that a saved file rebuilds its fit.
+the thinning and the components, so that a saved file rebuilds its fit, and
+the log model evidence ``log_evidence`` = log p(theta2 | model) with the family
+marginalised, its standard error ``log_evidence_error`` and
+``log_evidence_method`` (:func:`ibo_pymc.model.results.log_evidence`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from ibo_pymc.forward.acquisition import get_family
 from ibo_pymc.model import pointwise
 from ibo_pymc.model.likelihood import wc_mixture_random
 from ibo_pymc.model.parameters import internal_name
+from ibo_pymc.model.results import log_evidence, sum_with_error
 
 #: 3: per-component evidences, probabilities and diagnostics as the group ``component_evidence``
 FORMAT = 3
@@ -171,7 +175,17 @@ def assemble(sd, config, parameters, out: FitOutcome, rng_mix: np.random.Generat
     }
     for g in idata.groups():
         idata[g].attrs.update(attrs)
+    lme = log_evidence(idata).loc["all"]
+    evidence_attrs = {"log_evidence": float(lme["log_evidence"]), "log_evidence_error": float(lme["error"]),
+                      "log_evidence_method": "bridge sampling of each family's conditional posterior"}
+    for g in idata.groups():
+        idata[g].attrs.update(evidence_attrs)
     return idata
+
+
+def _family_error(log_ev, evid, comps, family) -> float:
+    k = [i for i, c in enumerate(comps) if c.family == family]
+    return sum_with_error(np.array([log_ev[i] for i in k]), np.array([evid[i].rel_error for i in k]))[1]
 
 
 def evidence_group(out: FitOutcome, fams) -> xr.Dataset:
@@ -189,6 +203,8 @@ def evidence_group(out: FitOutcome, fams) -> xr.Dataset:
             "ess_tail": ("component", np.array([diag[c.label]["ess_tail"] for c in comps], float)),
             "family_log_evidence": (
                 "family", np.array([logsumexp([v for c, v in zip(comps, log_ev) if c.family == f]) for f in fams], float)),
+            "family_log_evidence_error": ("family", np.array(
+                [_family_error(log_ev, evid, comps, f) for f in fams], float)),
             "family_probability": (
                 "family", np.bincount([list(fams).index(c.family) for c in comps], weights=out.probabilities,
                                       minlength=len(fams)).astype(float)),

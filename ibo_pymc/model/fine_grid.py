@@ -119,6 +119,15 @@ class FineGridPosterior:
         p = np.exp(le - le.max())
         return pd.Series(p / p.sum(), index=list(self.families), name="probability")
 
+    def log_evidence(self) -> pd.DataFrame:
+        """Log evidence of each family and (row ``all``) of the model with the family marginalised (uniform
+        prior over the families), as :func:`ibo_pymc.model.results.log_evidence` gives it for a sampled fit;
+        ``error`` is NaN here (a quadrature rule: compare two resolutions for its error)."""
+        le = {f: g.log_evidence for f, g in self.families.items()}
+        v = np.array(list(le.values()))
+        le["all"] = float(v.max() + np.log(np.exp(v - v.max()).mean()))
+        return pd.DataFrame({"log_evidence": le, "error": np.nan}).rename_axis("family")
+
     def mean(self, name: str) -> float:
         """Posterior mean of a shared parameter (gamma, w, tau, tau_neg, tau_pos), families mixed."""
         p = self.family_probabilities()

@@ -7,6 +7,13 @@ Since fit format 3 they are variables of the InferenceData group
 sums, dim ``family`` (``family_log_evidence``, ``family_probability``). Fits saved in format 2 held the same
 numbers as JSON strings in the attrs; both are read here, so callers never
 parse attrs.
+
+The log model evidence (:func:`log_evidence`) follows from the components:
+``p(y | family) = sum of Z_c`` over the family's components (strata), and
+``p(y | model) = mean over families of p(y | family)`` (the families' prior is
+uniform). Its standard error on the log scale is the relative error of the
+sum, ``sqrt(sum_c (Z_c r_c)^2) / sum_c Z_c`` (the bridge estimates of the
+components are independent; ``r_c`` is each one's relative error).
 """
 
 from __future__ import annotations
@@ -66,3 +73,31 @@ def family_table(idata) -> pd.DataFrame:
 def family_probability(idata) -> dict:
     """Family -> posterior probability."""
     return {f: float(p) for f, p in family_table(idata)["probability"].items()}
+
+
+def sum_with_error(log_z: np.ndarray, rel_error: np.ndarray) -> tuple[float, float]:
+    """log of sum(Z_c) and the relative error of the sum, from log Z_c and the relative errors r_c."""
+    from scipy.special import logsumexp
+
+    total = float(logsumexp(log_z))
+    with np.errstate(divide="ignore"):
+        err = float(np.exp(0.5 * logsumexp(2 * (log_z + np.log(rel_error))) - total))
+    return total, err
+
+
+def log_evidence(idata) -> pd.DataFrame:
+    """Log evidence of the fit's model and of each family, with standard errors (module docstring).
+
+    One row per family (``log p(y | family, model)``) and a last row ``all`` for the
+    model with the family marginalised (``log p(y | model)``, uniform prior over
+    the families); columns ``log_evidence``, ``error`` (standard error on the log scale).
+    """
+    comp = component_table(idata)
+    fams = list(family_table(idata).index)
+    rows = {}
+    for f in fams:
+        c = comp[comp["family"] == f]
+        rows[f] = sum_with_error(c["log_evidence"].to_numpy(float), c["log_evidence_rel_error"].to_numpy(float))
+    total, err = sum_with_error(comp["log_evidence"].to_numpy(float), comp["log_evidence_rel_error"].to_numpy(float))
+    rows["all"] = (total - float(np.log(len(fams))), err)
+    return pd.DataFrame(rows, index=["log_evidence", "error"]).T.rename_axis("family")

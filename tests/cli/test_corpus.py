@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 CASES = json.loads((Path(__file__).resolve().parents[1] / "corpus" / "cases.json").read_text())
-MODULES = {"ibo-data": "data", "ibo-sample": "sample", "ibo-compare": "compare", "ibo-plot": "plot"}
-SUFFIX = {"ibo-data": ".csv", "ibo-sample": ".nc", "ibo-compare": ".csv", "ibo-plot": ".png"}
+MODULES = {"ibo-data": "data", "ibo-sample": "sample", "ibo-compare": "compare", "ibo-plot": "plot", "ibo-cohort": "cohort"}
+SUFFIX = {"ibo-data": ".csv", "ibo-sample": ".nc", "ibo-compare": ".csv", "ibo-plot": ".png", "ibo-cohort": ".csv"}
 
 
 def _argv(name, corpus, tmp_path):

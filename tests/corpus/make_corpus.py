@@ -147,6 +147,17 @@ def _not_a_fit(p: Path):
     xr.Dataset({"x": ("a", np.arange(4.0))}).to_netcdf(p, engine="h5netcdf", group="posterior")
 
 
+def lme_case(rows, expect, names, extra=(), rc=2):
+    def make(case: Path):
+        if rows is not None:
+            (case / "lme.csv").write_bytes(rows.encode("utf-8") if isinstance(rows, str) else rows)
+
+    cmd = ["ibo-cohort", "bms", "--lme", "{case}/lme.csv", "--csv", "{out}", *extra]
+    return make, {"command": cmd, "rc": rc, "expect": expect, "names": names}
+
+
+GOOD_LME = "subject,u,tau,tau_pm\n1,-10.5,-9.0,-8.2\n2,-11.0,-12.5,-10.1\n3,-7.25,-7.5,-7.0\n"
+
 CASES = {
     # --- raw logs -----------------------------------------------------------------------
     "missing-session-file": raw_case(lambda r: ses(r).unlink(), "missing its partner file", "eventrec70.csv"),
@@ -211,6 +222,23 @@ CASES = {
     "netcdf-corrupt": netcdf_case(_random_bytes, "cannot read NetCDF", "subject-01-tau_pm.nc"),
     "netcdf-truncated": netcdf_case(_truncated, "cannot read NetCDF", "subject-01-tau_pm.nc"),
     "netcdf-not-a-fit": netcdf_case(_not_a_fit, "not an ibo-pymc fit", "subject-01-tau_pm.nc"),
+    # --- tables of log model evidence (ibo-cohort bms) ----------------------------------
+    "lme-non-numeric": lme_case(GOOD_LME.replace("-12.5", "abc"), "expected a log evidence", "lme.csv:3: field 'tau'"),
+    "lme-infinite": lme_case(GOOD_LME.replace("-10.5", "-inf"), "expected a finite log evidence", "lme.csv:2: field 'u'"),
+    "lme-one-model": lme_case("subject,u\n1,-3\n2,-4\n", "at least two model columns", "lme.csv:1"),
+    "lme-duplicate-column": lme_case("u,tau,u\n1,2,3\n", "appears twice", "lme.csv:1"),
+    "lme-short-row": lme_case(GOOD_LME.replace("-7.5,", ""), "expected 4 fields, got 3", "lme.csv:4"),
+    "lme-empty": lme_case("", "empty file", "lme.csv"),
+    "lme-header-only": lme_case("u,tau\n", "no rows", "lme.csv"),
+    "lme-duplicate-subject": lme_case(GOOD_LME.replace("\n2,", "\n1,"), "appears twice", "lme.csv: field 'subject'"),
+    "lme-missing-file": lme_case(None, "no such file", "lme.csv"),
+    "lme-family-unknown-model": lme_case(GOOD_LME, "is not one of the models", "field '--families'",
+                                         extra=["--families", "A=u,tau;B=tau_pm,v"]),
+    "lme-family-incomplete": lme_case(GOOD_LME, "in no family", "field '--families'", extra=["--families", "A=u;B=tau"]),
+    "lme-family-bad-spec": lme_case(GOOD_LME, "expected FAMILY=MODEL", "field '--families'", extra=["--families", "A:u,tau"]),
+    "lme-bad-suffix": lme_case(GOOD_LME, "--csv", ".csv", extra=["--csv", "{case}/out.txt"]),
+    # deliberately accepted: a byte-order mark, Windows line ends, no subject column
+    "lme-bom-crlf-accepted": lme_case(b"\xef\xbb\xbfu,tau\r\n-1,-2\r\n-3,-1\r\n", "", "", rc=0),
     # --- command-line options -----------------------------------------------------------
     "unknown-model": raw_case(None, "--model", "invalid choice", command=[*SAMPLE, "--subject", "1", "--model", "v"]),
     "subject-out-of-range": raw_case(None, "--subject 29", "1..2", command=[*SAMPLE, "--subject", "29"]),

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import integrate, stats
 
@@ -268,6 +269,14 @@ def test_same_seed_same_draws(tables):
     np.testing.assert_array_equal(a.posterior["gamma"].values, b.posterior["gamma"].values)
     np.testing.assert_array_equal(a.posterior_predictive["theta2"].values, b.posterior_predictive["theta2"].values)
     assert not np.array_equal(a.posterior["gamma"].values, c.posterior["gamma"].values)
+    # another seed: the log evidence agrees within its reported standard errors
+    from ibo_pymc.model.results import log_evidence
+
+    la, lc = log_evidence(a), log_evidence(c)
+    z = (la["log_evidence"] - lc["log_evidence"]).abs() / np.hypot(la["error"], lc["error"])
+    assert (z < 4).all(), pd.concat([la, lc], axis=1).to_string()
+    assert a.posterior.attrs["log_evidence"] == la.loc["all", "log_evidence"]
+    assert a.posterior.attrs["log_evidence_error"] == la.loc["all", "error"]
 
 
 # --- CLI ---------------------------------------------------------------------------------

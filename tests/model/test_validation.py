@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ibo_pymc.model.builder import (
@@ -128,5 +129,13 @@ def test_small_fit_agrees_with_fine_grid(tables):
 
     m = IBOModel(synthetic(120, family="PI", param=6.0, tau=(0.3, 0.3), gamma=0.3, w=0.75, seed=2, tables=tables), "tau", draws=400, tune=400, chains=2, seed=3)
     m.fit(progress=False)
-    df = compare_fit(m.idata, fine_grid_posterior(m.sd))
+    fine = fine_grid_posterior(m.sd)
+    df = compare_fit(m.idata, fine)
     assert df["ok"].all(), df.to_string()
+    # the log evidences of the two paths (bridge sampling; quadrature), per family and for the model
+    from ibo_pymc.model.results import log_evidence
+
+    bridge, grid = log_evidence(m.idata), fine.log_evidence()
+    assert list(bridge.index) == list(grid.index) == [*m.families, "all"]
+    diff = (bridge["log_evidence"] - grid["log_evidence"]).abs()
+    assert (diff <= 4 * bridge["error"] + 0.03).all(), pd.concat([bridge, grid, diff], axis=1).to_string()

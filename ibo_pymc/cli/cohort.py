@@ -1,0 +1,184 @@
+"""``ibo-cohort``: population-level model selection (random-effects BMS) of a cohort.
+
+``ibo-cohort bms --lme FILE.csv --csv OUT.csv``
+    random-effects BMS of any table of log model evidences (a header of model
+    names, an optional ``subject`` column, one row per subject). OUT.csv has one
+    row per model (or family, with ``--families``):
+    ``model,alpha,expected_frequency,exceedance_probability,protected_exceedance_probability``.
+    The Bayesian omnibus risk is printed and written, with the free energies,
+    to the sidecar OUT.json (same name, suffix .json).
+``ibo-cohort run --data DIR --out DIR [--fits DIR]``
+    fits every subject under u, ũ and ũ± (saved fits reused), and writes the log
+    evidences and the model-level and family-level BMS tables and figure
+    (:data:`ibo_pymc.population.cohort.FILES`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ibo_pymc.cli._common import (
+    ArgumentParser,
+    add_data_option,
+    add_execution_options,
+    check_suffix,
+    executor,
+    fit_config,
+    positive_int,
+    report_failures,
+    run,
+    seed_int,
+)
+from ibo_pymc.errors import InputError
+
+
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(prog="ibo-cohort", description="Population-level model selection: random-effects Bayesian "
+                       "model selection (Stephan et al. 2009) with protected exceedance probabilities (Rigoux et al. "
+                       "2014) and families of models (Penny et al. 2010).")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
+
+    b = sub.add_parser("bms", help="random-effects BMS of a table of log model evidences")
+    b.add_argument("--lme", metavar="FILE", required=True,
+                   help="CSV: a header of model names (and optionally 'subject'), one row of log evidences per subject")
+    b.add_argument("--csv", metavar="OUT", required=True,
+                   help="write one row per model here; the BOR and free energies go to OUT with suffix .json")
+    b.add_argument("--families", metavar="SPEC", default=None,
+                   help="compare families of models instead, e.g. 'UCB=m1,m2;PI=m3,m4' (every model in one family)")
+
+    r = sub.add_parser("run", help="fit the cohort (or reuse saved fits), then BMS of models and families")
+    add_data_option(r)
+    r.add_argument("--out", metavar="DIR", required=True, help="folder of the tables and the figure")
+    r.add_argument("--fits", metavar="DIR", default=None,
+                   help="folder of saved fits subject-NN-MODEL.nc, reused when they match, written when missing "
+                   "(default OUT/fits)")
+    r.add_argument("--subject", type=_subjects, default="all",
+                   help="'all' (default) or subject numbers separated by commas")
+    r.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain for new fits (default 1000)")
+    r.add_argument("--tune", type=positive_int, default=1000, help="tuning iterations per chain for new fits (default 1000)")
+    r.add_argument("--chains", type=positive_int, default=4, help="chains for new fits (default 4)")
+    r.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_execution_options(r)
+
+    for q in (b, r):
+        q.add_argument("--exceedance", choices=("quadrature", "sampling"), default="quadrature",
+                       help="exceedance probabilities for more than two models: one-dimensional quadrature (default, "
+                       "exact to 1e-9) or Monte Carlo over Dirichlet draws (two models: always the exact Beta tail)")
+        q.add_argument("--samples", type=positive_int, default=1_000_000, help="draws for --exceedance sampling (default 1e6)")
+        q.add_argument("--seed", type=seed_int, default=0, help="random seed of new fits and of --exceedance sampling (default 0)")
+    return p
+
+
+def _subjects(text: str):
+    if text == "all":
+        return "all"
+    try:
+        out = [int(t) for t in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'all' or subject numbers separated by commas, got {text!r}") from None
+    if not out or min(out) < 1:
+        raise argparse.ArgumentTypeError(f"expected subject numbers >= 1, got {text!r}")
+    return sorted(set(out))
+
+
+def parse_families(spec: str) -> dict[str, list[str]]:
+    """``'A=m1,m2;B=m3'`` -> {A: [m1, m2], B: [m3]} (that every model is in one family, family_bms checks)."""
+    out: dict[str, list[str]] = {}
+    for part in spec.split(";"):
+        if not part.strip():
+            continue
+        name, eq, members = part.partition("=")
+        if not eq or not name.strip() or not members.strip():
+            raise InputError(f"{part.strip()!r}: expected FAMILY=MODEL,MODEL,...", field="--families")
+        out[name.strip()] = [m.strip() for m in members.split(",") if m.strip()]
+    return out
+
+
+def _bms_options(args) -> dict:
+    return {"exceedance": args.exceedance, "n_samples": args.samples, "seed": args.seed}
+
+
+def _print(result, what: str) -> None:
+    with __import__("pandas").option_context("display.width", 120):
+        print(result.table().to_string(float_format=lambda v: f"{v:.4f}"))
+    s = result.summary()
+    print(f"Bayesian omnibus risk (BOR) {s['bor']:.4g} (F1 {s['free_energy']:.3f}, F0 {s['null_free_energy']:.3f}; "
+          f"{s['n_subjects']} subjects, {what}; exceedance: {s['exceedance_method']})")
+
+
+def _cmd_bms(args) -> int:
+    from ibo_pymc.io import write_csv, write_text
+    from ibo_pymc.population.bms import family_bms, random_effects_bms
+    from ibo_pymc.population.evidence import read_lme
+
+    check_suffix(args.csv, "--csv", (".csv",))
+    lme = read_lme(args.lme)
+    if args.families:
+        part = parse_families(args.families)
+        try:
+            result = family_bms(lme, part, **_bms_options(args))
+        except ValueError as exc:
+            raise InputError(str(exc), field="--families") from None
+        what = f"{len(part)} families of {lme.shape[1]} models"
+    else:
+        result = random_effects_bms(lme, **_bms_options(args))
+        what = f"{lme.shape[1]} models"
+    _print(result, what)
+    out = Path(args.csv)
+    write_csv(result.table().reset_index(), out, float_format="%.10g")
+    sidecar = out.with_suffix(".json")
+    write_text(json.dumps(result.summary(), indent=2) + "\n", sidecar)
+    print(f"wrote {out} and {sidecar}", file=sys.stderr)
+    return 0
+
+
+def _cmd_run(args) -> int:
+    from ibo_pymc.cli._common import load_subjects
+    from ibo_pymc.population.cohort import FILES, run_cohort, write_cohort
+
+    out = Path(args.out)
+    fits = Path(args.fits) if args.fits else out / "fits"
+    subjects = args.subject
+    args.subject = "all"
+    data, every = load_subjects(args)
+    if subjects == "all":
+        subjects = every
+    else:
+        bad = [s for s in subjects if s not in every]
+        if bad:
+            raise InputError(f"--subject {bad[0]}: expected subject numbers in 1..{max(every)}", field="--subject")
+    log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    with executor(args) as ex:
+        if log:
+            log(f"fitting or loading u, ũ, ũ± for {len(subjects)} subjects in {fits}")
+        result, failures = run_cohort(data, subjects, fits.resolve(), config=fit_config(args), executor=ex, log=log,
+                                      **_bms_options(args))
+    status = report_failures(failures, "ibo-cohort")
+    if result is None:
+        return status or 1
+    print("models (family marginalised):")
+    _print(result.models, "u, ũ, ũ±")
+    print("\nacquisition families (any model):")
+    _print(result.families, "9 (model, family) pairs partitioned by family")
+    print("\nmodels (family as a random effect):")
+    _print(result.model_families, "9 (model, family) pairs partitioned by model")
+    write_cohort(result, out)
+    print(f"wrote {', '.join(FILES.values())} in {out}", file=sys.stderr)
+    return status
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    return _cmd_bms(args) if args.command == "bms" else _cmd_run(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(_main, argv, "ibo-cohort")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
