@@ -77,7 +77,7 @@ fit_evidence(idata)
 # An independent check: the same integral by quadrature over a refined grid
 # (the fine grid that validates the fits; no sampling). They agree to a few
 # hundredths of a nat, which is the size of the quadrature's own error at this
-# resolution (with 1.5 times the points per dimension it moves by about 0.02
+# resolution (with 1.5 times the points per dimension it moves by 0.01-0.02
 # towards the bridge value); the validation further down runs both paths at
 # full resolution on simulated players:
 

@@ -67,7 +67,7 @@ def build_parser() -> ArgumentParser:
     for q in (b, r):
         q.add_argument("--exceedance", choices=("quadrature", "sampling"), default="quadrature",
                        help="exceedance probabilities for more than two models: one-dimensional quadrature (default, "
-                       "exact to 1e-9) or Monte Carlo over Dirichlet draws (two models: always the exact Beta tail)")
+                       "exact to 1e-7) or Monte Carlo over Dirichlet draws (two models: always the exact Beta tail)")
         q.add_argument("--samples", type=positive_int, default=1_000_000, help="draws for --exceedance sampling (default 1e6)")
         q.add_argument("--seed", type=seed_int, default=0, help="random seed of new fits and of --exceedance sampling (default 0)")
     return p
@@ -94,6 +94,8 @@ def parse_families(spec: str) -> dict[str, list[str]]:
         name, eq, members = part.partition("=")
         if not eq or not name.strip() or not members.strip():
             raise InputError(f"{part.strip()!r}: expected FAMILY=MODEL,MODEL,...", field="--families")
+        if name.strip() in out:
+            raise InputError(f"family {name.strip()!r} is named twice", field="--families")
         out[name.strip()] = [m.strip() for m in members.split(",") if m.strip()]
     return out
 
@@ -111,7 +113,7 @@ def _print(result, what: str) -> None:
 
 
 def _cmd_bms(args) -> int:
-    from ibo_pymc.io import write_csv, write_text
+    from ibo_pymc.io import atomic_path
     from ibo_pymc.population.bms import family_bms, random_effects_bms
     from ibo_pymc.population.evidence import read_lme
 
@@ -129,18 +131,20 @@ def _cmd_bms(args) -> int:
         what = f"{lme.shape[1]} models"
     _print(result, what)
     out = Path(args.csv)
-    write_csv(result.table().reset_index(), out, float_format="%.10g")
     sidecar = out.with_suffix(".json")
-    write_text(json.dumps(result.summary(), indent=2) + "\n", sidecar)
+    with atomic_path(out) as tmp_csv, atomic_path(sidecar) as tmp_json:  # both files, or neither
+        result.table().reset_index().to_csv(tmp_csv, index=False, float_format="%.10g")
+        tmp_json.write_text(json.dumps(result.summary(), indent=2) + "\n")
     print(f"wrote {out} and {sidecar}", file=sys.stderr)
     return 0
 
 
 def _cmd_run(args) -> int:
     from ibo_pymc.cli._common import load_subjects
-    from ibo_pymc.population.cohort import FILES, run_cohort, write_cohort
+    from ibo_pymc.population.cohort import FILES, check_writable, run_cohort, write_cohort
 
     out = Path(args.out)
+    check_writable(out)  # before any fitting
     fits = Path(args.fits) if args.fits else out / "fits"
     subjects = args.subject
     args.subject = "all"

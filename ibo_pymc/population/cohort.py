@@ -84,26 +84,45 @@ def figure(result: CohortBMS):
 
 
 def write_cohort(result: CohortBMS, folder) -> list[Path]:
-    """Write the tables (:data:`FILES`), the summary and the figure into ``folder``, each atomically."""
+    """Write the tables (:data:`FILES`), the summary and the figure into ``folder``: all of them, or (on any
+    error, Ctrl-C included) none, each renamed into place only once every one is complete."""
+    from contextlib import ExitStack
+
     import matplotlib.pyplot as plt
 
-    from ibo_pymc.fit_plots import save_figure
-    from ibo_pymc.io import write_csv, write_text
+    from ibo_pymc.io import atomic_path
 
     folder = Path(folder)
-    out = [
-        write_csv(result.evidence, folder / FILES["evidence"], float_format="%.6f"),
-        write_csv(lme_table(result.evidence, "model").reset_index(), folder / FILES["lme_models"], float_format="%.6f"),
-        write_csv(lme_table(result.evidence, "family").reset_index(), folder / FILES["lme_families"], float_format="%.6f"),
-    ]
-    for key, r in result.comparisons().items():
-        out.append(write_csv(r.table().reset_index(), folder / FILES[key], float_format="%.6g"))
-    out.append(write_text(json.dumps(result.summary(), indent=2) + "\n", folder / FILES["summary"]))
-    fig = figure(result)
-    save_figure(fig, folder / FILES["figure"])
-    plt.close(fig)
-    out.append(folder / FILES["figure"])
-    return out
+    tables = {
+        "evidence": result.evidence,
+        "lme_models": lme_table(result.evidence, "model").reset_index(),
+        "lme_families": lme_table(result.evidence, "family").reset_index(),
+        **{key: r.table().reset_index() for key, r in result.comparisons().items()},
+    }
+    with ExitStack() as stack:
+        tmp = {key: stack.enter_context(atomic_path(folder / name)) for key, name in FILES.items()}
+        for key, df in tables.items():
+            df.to_csv(tmp[key], index=False, float_format="%.6f" if key.startswith(("lme", "evidence")) else "%.6g")
+        tmp["summary"].write_text(json.dumps(result.summary(), indent=2) + "\n")
+        fig = figure(result)
+        try:
+            fig.savefig(tmp["figure"], dpi=150, bbox_inches="tight")
+        finally:
+            plt.close(fig)
+    return [folder / name for name in FILES.values()]
+
+
+def check_writable(folder) -> None:
+    """Fail early (an :class:`~ibo_pymc.errors.InputError`) when the output folder cannot be written."""
+    from ibo_pymc.errors import InputError
+    from ibo_pymc.io import atomic_path
+
+    try:
+        with atomic_path(Path(folder) / ".ibo-write-check") as tmp:
+            tmp.write_text("")
+        (Path(folder) / ".ibo-write-check").unlink()
+    except OSError as exc:
+        raise InputError(f"cannot write there ({exc.strerror or type(exc).__name__})", path=folder, field="--out") from None
 
 
 def run_cohort(data, subjects, fits_folder, *, models=None, config=None, executor=None, log=None, **kwargs):

@@ -77,16 +77,19 @@ def _evidence_groups(path):
 
 def grid_evidence(obs, model: str, *, tables=None, refine: float | None = 1.5, **kw) -> pd.DataFrame:
     """The long evidence rows of a subject's observations under ``model`` by the fine grid; with ``refine``
-    the error column is the change when every dimension gets ``refine`` times the points."""
+    the error column is the change when every dimension gets ``refine`` times the points (and the shape
+    parameter ``refine`` times the points per table interval)."""
     from ibo_pymc.forward.argmax import load_tables
     from ibo_pymc.model.builder import SubjectData
     from ibo_pymc.model.fine_grid import DEFAULT_POINTS, fine_grid_posterior
 
     sd = SubjectData.prepare(obs, model, tables or load_tables())
-    le = fine_grid_posterior(sd, **kw).log_evidence()
+    points = {**DEFAULT_POINTS, **(kw.pop("points", None) or {})}
+    per_node = kw.pop("per_node", 4)
+    le = fine_grid_posterior(sd, points=points, per_node=per_node, **kw).log_evidence()
     if refine:
-        base = {**DEFAULT_POINTS, **kw.pop("points", {})}
-        finer = fine_grid_posterior(sd, points={k: int(math.ceil(v * refine)) for k, v in base.items()}, **kw).log_evidence()
+        finer = fine_grid_posterior(sd, points={k: int(math.ceil(v * refine)) for k, v in points.items()},
+                                    per_node=int(math.ceil(per_node * refine)), **kw).log_evidence()
         le = finer.assign(error=(finer["log_evidence"] - le["log_evidence"]).abs())
     return _rows(obs.subject, model, le, "fine_grid")
 
@@ -102,7 +105,7 @@ def check_evidence(obs, model: str, config=None, *, tables=None, refine: float =
     m = IBOModel(obs, config=config)
     m.fit(progress=False, cores=cores)
     b = fit_evidence(m).set_index("family")
-    g = grid_evidence(obs, model, tables=tables, refine=refine).set_index("family")
+    g = grid_evidence(obs, model, tables=tables or m.tables, refine=refine).set_index("family")
     out = pd.DataFrame({"subject": int(obs.subject), "model": model, "bridge": b["log_evidence"],
                         "bridge_error": b["error"], "grid": g["log_evidence"], "grid_error": g["error"]})
     out["difference"] = out["bridge"] - out["grid"]
@@ -125,7 +128,7 @@ def evidence_table(fits: Iterable) -> pd.DataFrame:
 
 def lme_table(evidence: pd.DataFrame, level: str = "model") -> pd.DataFrame:
     """The wide table of log evidences for BMS: index ``subject``; columns the models (``level="model"``,
-    the family marginalised) or ``MODEL:FAMILY`` (``level="family"``). Subjects missing any column are dropped."""
+    the family marginalised) or ``MODEL:FAMILY`` (``level="family"``). A subject missing any column is an error."""
     if level == "model":
         df = evidence[evidence["family"] == ALL]
         wide = df.pivot(index="subject", columns="model", values="log_evidence")
@@ -137,7 +140,10 @@ def lme_table(evidence: pd.DataFrame, level: str = "model") -> pd.DataFrame:
         order = list(dict.fromkeys(key))
     else:
         raise ValueError(f"level must be 'model' or 'family', got {level!r}")
-    wide = wide[order].dropna()
+    wide = wide[order]
+    missing = wide.index[wide.isna().any(axis=1)]
+    if len(missing):
+        raise ValueError(f"subjects {list(missing)} lack an evidence for some of {order}; every subject needs all of them")
     wide.columns.name = None
     return wide
 

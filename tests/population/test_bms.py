@@ -101,7 +101,8 @@ def test_invariances():
     np.testing.assert_allclose(r.alpha, 1 + r.posterior.sum(axis=0).to_numpy(), rtol=1e-6)
 
 
-@pytest.mark.parametrize("alpha", [[8.2, 7.6, 7.2], [30, 2, 1.5, 4], [1, 1, 1], [200, 190, 5], [0.4, 0.9, 2.5]])
+@pytest.mark.parametrize("alpha", [[8.2, 7.6, 7.2], [30, 2, 1.5, 4], [1, 1, 1], [200, 190, 5], [0.4, 0.9, 2.5],
+                                   [20.9, 8.9, 1.1, 0.34], [0.01, 0.02, 0.03], [5000, 4900, 3]])
 def test_exceedance_quadrature_matches_sampling(alpha):
     xp, how = exceedance_probabilities(alpha)
     assert how.startswith("quadrature")
@@ -114,11 +115,12 @@ def test_exceedance_quadrature_matches_sampling(alpha):
     np.testing.assert_array_equal(again, mc)  # seeded: the same numbers wherever it runs
 
 
-def test_two_models_exact_and_quadrature_agree():
+@pytest.mark.parametrize("pair", [(5.3, 2.1), (5000, 4900), (1e5 + 300, 1e5), (0.05, 0.3)])
+def test_two_models_exact_and_quadrature_agree(pair):
     """The Beta tail for two models against the quadrature with a third category that can never win."""
-    xp2, how = exceedance_probabilities([5.3, 2.1])
+    xp2, how = exceedance_probabilities(list(pair))
     assert how.startswith("exact")
-    xp3, _ = exceedance_probabilities([5.3, 2.1, 1e-6])
+    xp3, _ = exceedance_probabilities([*pair, 1e-9])
     np.testing.assert_allclose(xp3[:2], xp2, atol=1e-6)
 
 
@@ -143,7 +145,22 @@ def test_families():
     assert family_bms(strong, {"A": ["a1", "a2"], "B": ["b1", "b2"]}).exceedance_probability[0] > 0.9999
 
 
+def test_protection_under_a_family_prior_of_unequal_sizes():
+    """Under the null of a family comparison the models' frequencies are unequal (1/2 for a family of one,
+    1/4 each in a family of two): the model-level pxp protects towards the model the null makes most frequent."""
+    rng = np.random.default_rng(3)
+    lme = pd.DataFrame(rng.normal(0, 0.3, size=(6, 3)), columns=["a", "b1", "b2"])
+    fam = family_bms(lme, {"A": ["a"], "B": ["b1", "b2"]})
+    m = fam.models
+    np.testing.assert_allclose(m.protected_exceedance_probability, (1 - m.bor) * m.exceedance_probability + m.bor * np.array([1, 0, 0]))
+    assert m.protected_exceedance_probability.sum() == pytest.approx(1)
+    np.testing.assert_allclose(fam.protected_exceedance_probability, (1 - fam.bor) * fam.exceedance_probability + fam.bor / 2)
+    with pytest.raises(ValueError, match="alpha0"):
+        family_bms(lme, {"A": ["a"], "B": ["b1", "b2"]}, alpha0=[1, 1, 1])
+
+
 @pytest.mark.parametrize("bad,match", [
+    ({"A": ["a1", "a1", "a2"], "B": ["b1", "b2"]}, "lists a model twice"),
     ({"A": ["a1", "a2"], "B": ["b1"]}, "in no family"),
     ({"A": ["a1", "a2"], "B": ["b1", "b2", "a1"]}, "in two families"),
     ({"A": ["a1", "a2", "b1", "b2"]}, "at least two families"),
@@ -162,3 +179,5 @@ def test_bad_tables():
         random_effects_bms(np.array([[0.0, np.nan]]))
     with pytest.raises(ValueError, match="alpha0"):
         random_effects_bms(np.zeros((4, 2)), alpha0=[1.0, -1.0])
+    with pytest.raises(ValueError, match="each subject must appear once"):
+        random_effects_bms(pd.DataFrame(np.zeros((3, 2)), index=[1, 2, 1], columns=["a", "b"]))

@@ -39,8 +39,9 @@ def test_wide_tables_and_partitions():
     assert partition_by(fam.columns, "model")["tau_pm"] == ["tau_pm:PI", "tau_pm:EI", "tau_pm:UCB"]
     with pytest.raises(ValueError, match="MODEL:FAMILY"):
         partition_by(["u"], "family")
-    # a subject missing a model is left out of the wide table
-    assert len(lme_table(ev[~((ev["subject"] == 2) & (ev["model"] == "u"))], "model")) == 5
+    # a subject missing a model is an error naming it, not silently dropped
+    with pytest.raises(ValueError, match=r"subjects \[2\] lack an evidence"):
+        lme_table(ev[~((ev["subject"] == 2) & (ev["model"] == "u"))], "model")
 
 
 def test_cohort_comparisons_and_files(tmp_path):
@@ -65,6 +66,24 @@ def test_cohort_comparisons_and_files(tmp_path):
 
     np.testing.assert_allclose(random_effects_bms(again).alpha, res.models.alpha, rtol=1e-6)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary files left
+
+
+def test_cohort_files_all_or_none(tmp_path, monkeypatch):
+    """A failure while the files are written (here: the figure) leaves the folder as it was."""
+    import ibo_pymc.population.cohort as cohort
+
+    res = cohort_bms(synthetic_evidence())
+    write_cohort(res, tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    changed = cohort_bms(synthetic_evidence(seed=1))
+
+    def broken(result):
+        raise RuntimeError("figure failed")
+
+    monkeypatch.setattr(cohort, "figure", broken)
+    with pytest.raises(RuntimeError, match="figure failed"):
+        write_cohort(changed, tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
 def test_read_lme(tmp_path):
