@@ -141,7 +141,12 @@ def _cmd_bms(args) -> int:
 
 def _cmd_run(args) -> int:
     from ibo_pymc.cli._common import load_subjects
-    from ibo_pymc.population.cohort import FILES, check_writable, run_cohort, write_cohort
+    from ibo_pymc.population.cohort import (
+        FILES,
+        check_writable,
+        run_cohort,
+        write_cohort,
+    )
 
     out = Path(args.out)
     check_writable(out)  # before any fitting
