@@ -11,6 +11,11 @@
     fits every subject under u, ũ and ũ± (saved fits reused), and writes the log
     evidences and the model-level and family-level BMS tables and figure
     (:data:`ibo_pymc.population.cohort.FILES`).
+``ibo-cohort hierarchical --data DIR --out DIR [--fits DIR] [--split FILE]``
+    the hierarchical ũ± model (:mod:`ibo_pymc.model.hierarchical`): population
+    quantities, each subject's shrunken estimates, the shrinkage figure, the
+    InferenceData, and with ``--split`` the held-out comparison with the fits alone
+    (:data:`ibo_pymc.population.cohort.HIERARCHICAL_FILES`).
 """
 
 from __future__ import annotations
@@ -63,6 +68,25 @@ def build_parser() -> ArgumentParser:
     r.add_argument("--chains", type=positive_int, default=4, help="chains for new fits (default 4)")
     r.add_argument("--quiet", action="store_true", help="no progress lines")
     add_execution_options(r)
+
+    h = sub.add_parser("hierarchical", help="the hierarchical ũ± model of the cohort: population quantities, shrinkage")
+    add_data_option(h)
+    h.add_argument("--out", metavar="DIR", required=True, help="folder of the tables, the figure and hierarchical.nc")
+    h.add_argument("--fits", metavar="DIR", default=None,
+                   help="folder of saved fits subject-NN-tau_pm.nc (reused when they match, written when missing; "
+                   "default OUT/fits)")
+    h.add_argument("--subject", type=_subjects, default="all", help="'all' (default) or subject numbers separated by commas")
+    h.add_argument("--split", metavar="FILE", default=None,
+                   help="also fit the training rounds of this split (subject,session_id,set) alone and hierarchically, "
+                   "and compare the held-out lppd of the test rounds (heldout.csv)")
+    h.add_argument("--population-draws", type=positive_int, default=1000,
+                   help="draws per chain of the population level (default 1000; 4 chains)")
+    h.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain for new fits (default 1000)")
+    h.add_argument("--tune", type=positive_int, default=1000, help="tuning iterations per chain for new fits (default 1000)")
+    h.add_argument("--chains", type=positive_int, default=4, help="chains for new fits (default 4)")
+    h.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0)")
+    h.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_execution_options(h)
 
     for q in (b, r):
         q.add_argument("--exceedance", choices=("quadrature", "sampling"), default="quadrature",
@@ -139,8 +163,21 @@ def _cmd_bms(args) -> int:
     return 0
 
 
-def _cmd_run(args) -> int:
+def _cohort_subjects(args):
+    """The data of ``--data`` and the subjects ``--subject`` names ('all', or numbers that must be in it)."""
     from ibo_pymc.cli._common import load_subjects
+
+    wanted, args.subject = args.subject, "all"
+    data, every = load_subjects(args)
+    if wanted == "all":
+        return data, every
+    bad = [s for s in wanted if s not in every]
+    if bad:
+        raise InputError(f"--subject {bad[0]}: expected subject numbers in 1..{max(every)}", field="--subject")
+    return data, wanted
+
+
+def _cmd_run(args) -> int:
     from ibo_pymc.population.cohort import (
         FILES,
         check_writable,
@@ -151,15 +188,7 @@ def _cmd_run(args) -> int:
     out = Path(args.out)
     check_writable(out)  # before any fitting
     fits = Path(args.fits) if args.fits else out / "fits"
-    subjects = args.subject
-    args.subject = "all"
-    data, every = load_subjects(args)
-    if subjects == "all":
-        subjects = every
-    else:
-        bad = [s for s in subjects if s not in every]
-        if bad:
-            raise InputError(f"--subject {bad[0]}: expected subject numbers in 1..{max(every)}", field="--subject")
+    data, subjects = _cohort_subjects(args)
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     with executor(args) as ex:
         if log:
@@ -180,9 +209,68 @@ def _cmd_run(args) -> int:
     return status
 
 
+def _cmd_hierarchical(args) -> int:
+    import time
+
+    from ibo_pymc.data import load_split
+    from ibo_pymc.model.cohort import cohort_jobs, fit_cohort
+    from ibo_pymc.model.fit import IBOModel
+    from ibo_pymc.model.hierarchical import fit_hierarchical
+    from ibo_pymc.population.cohort import (
+        HIERARCHICAL_FILES,
+        check_writable,
+        heldout_comparison,
+        write_hierarchical,
+    )
+
+    out = Path(args.out)
+    check_writable(out)
+    fits_dir = (Path(args.fits) if args.fits else out / "fits").resolve()
+    data, subjects = _cohort_subjects(args)
+    if len(subjects) < 2:
+        raise InputError("a hierarchical model needs at least two subjects", field="--subject")
+    split = load_split(args.split, data) if args.split else None
+    log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    cfg = fit_config(args)
+    with executor(args) as ex:
+        if log:
+            log(f"fitting or loading ũ± for {len(subjects)} subjects in {fits_dir}" + (" (all and training rounds)" if split else ""))
+        done = fit_cohort(cohort_jobs(data, subjects, ["tau_pm"], cfg, split=split), fits_dir, executor=ex, log=log)
+    status = report_failures(done.failures, "ibo-cohort")
+    if done.failures:
+        return status
+    whole = [IBOModel.load(p) for j, p in zip(done.jobs, done.paths) if j.tag == ""]
+    settings = {"draws": args.population_draws, "tune": args.population_draws, "seed": args.seed}
+    t0 = time.perf_counter()
+    h = fit_hierarchical(whole, **settings)
+    summary = {"seconds": round(time.perf_counter() - t0, 1), "subjects": len(whole),
+               "max_pareto_k": float(h.idata["subject_diagnostics"]["pareto_k"].max())}
+    heldout = None
+    if split is not None:
+        train = [IBOModel.load(p) for j, p in zip(done.jobs, done.paths) if j.tag == "-train"]
+        h_train = fit_hierarchical(train, **settings)
+        tests = {s: split.partition(data.observations(s))[1] for s in subjects}
+        heldout = heldout_comparison(h_train, train, tests)
+        summary["heldout_lppd"] = {"independent": float(heldout["independent"].sum()),
+                                   "hierarchical": float(heldout["hierarchical"].sum())}
+    conv = h.convergence()
+    print(f"population level: {summary['seconds']:.0f} s; worst R-hat {conv['r_hat']:.3f}, smallest ESS "
+          f"{min(conv['ess_bulk'], conv['ess_tail']):.0f}, {conv['divergences']} divergences; largest Pareto k of a "
+          f"subject's importance weights {summary['max_pareto_k']:.2f}")
+    with __import__("pandas").option_context("display.width", 140):
+        print(h.population().round(3).to_string(index=False))
+        if heldout is not None:
+            print(f"\nheld-out lppd of the test rounds: alone {heldout['independent'].sum():.2f}, hierarchical "
+                  f"{heldout['hierarchical'].sum():.2f} (better for {int((heldout['difference'] > 0).sum())} of {len(heldout)} subjects)")
+    write_hierarchical(h, out, heldout=heldout, summary=summary)
+    print(f"wrote {', '.join(v for k, v in HIERARCHICAL_FILES.items() if k != 'heldout' or heldout is not None)} in {out}",
+          file=sys.stderr)
+    return status
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    return _cmd_bms(args) if args.command == "bms" else _cmd_run(args)
+    return {"bms": _cmd_bms, "run": _cmd_run, "hierarchical": _cmd_hierarchical}[args.command](args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,8 @@
 * :mod:`~ibo_pymc.model.evidence` -- bridge sampling of each family's marginal likelihood
 * :mod:`~ibo_pymc.model.fit` -- :class:`IBOModel`: fit, summarise, save, load
 * :mod:`~ibo_pymc.model.fine_grid` -- the fine-grid posterior that validates the fits
+* :mod:`~ibo_pymc.model.cohort` -- many subjects' fits, saved as they finish (the execution layer)
+* :mod:`~ibo_pymc.model.hierarchical` -- the hierarchical model of several subjects (``IBOModel(..., hierarchical=True)``)
 """
 
 from ibo_pymc.model.builder import build_model

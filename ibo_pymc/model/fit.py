@@ -111,9 +111,20 @@ class IBOModel:
     >>> m = IBOModel(data.observations(28), model="tau_pm", seed=1)   # doctest: +SKIP
     >>> idata = m.fit()                                                # doctest: +SKIP
     >>> m.family_probabilities()                                       # doctest: +SKIP
+
+    ``IBOModel([obs_1, obs_2, ...], hierarchical=True)`` (or a whole data set) builds the hierarchical model of
+    several subjects instead (:class:`~ibo_pymc.model.hierarchical.HierarchicalIBOModel`).
     """
 
-    def __init__(self, observations: SubjectObservations, model: str | None = None, config: FitConfig | None = None, **kw):
+    def __new__(cls, observations=None, model: str | None = None, config: FitConfig | None = None, *, hierarchical: bool = False, **kw):
+        if hierarchical:  # the model of several subjects with partial pooling
+            from ibo_pymc.model.hierarchical import HierarchicalIBOModel
+
+            return HierarchicalIBOModel(observations, model or "tau_pm", config, fitter=_fit_one, **kw)
+        return super().__new__(cls)
+
+    def __init__(self, observations: SubjectObservations, model: str | None = None, config: FitConfig | None = None, *,
+                 hierarchical: bool = False, **kw):
         """``model`` and keyword settings (draws, seed, ...) override ``config`` (default ``FitConfig()``)."""
         if model is not None:
             kw["model"] = model
@@ -346,6 +357,13 @@ def write_fit(idata, path) -> Path:
     with atomic_path(path) as tmp:
         idata.to_netcdf(str(tmp), engine="h5netcdf", compress=False)
     return path
+
+
+def _fit_one(obs, config) -> IBOModel:
+    """A subject's own fit, as the hierarchical model's first stage."""
+    m = IBOModel(obs, config=config)
+    m.fit(progress=False)
+    return m
 
 
 def _rebuild(obs, config, idata) -> IBOModel:

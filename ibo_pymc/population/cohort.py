@@ -125,6 +125,62 @@ def check_writable(folder) -> None:
         raise InputError(f"cannot write there ({exc.strerror or type(exc).__name__})", path=folder, field="--out") from None
 
 
+#: the files :func:`write_hierarchical` writes
+HIERARCHICAL_FILES = {
+    "population": "population.csv",
+    "subjects": "subjects.csv",
+    "heldout": "heldout.csv",
+    "summary": "hierarchical_summary.json",
+    "figure": "shrinkage.png",
+    "idata": "hierarchical.nc",
+}
+
+
+def heldout_comparison(h_train, train_fits, tests) -> pd.DataFrame:
+    """Held-out lppd of each subject's test rounds under its fit alone and under the hierarchical model fitted
+    to the training rounds (``h_train``; ``train_fits`` the subjects' own fits to those rounds)."""
+    from ibo_pymc.compare import heldout_lppd
+
+    rows = []
+    for fit in train_fits:
+        s = int(fit.obs.subject)
+        test = tests[s]
+        rows.append({"subject": s, "test_rounds": int(test.n_rounds),
+                     "independent": heldout_lppd(fit.idata, test, tables=fit.tables),
+                     "hierarchical": heldout_lppd(h_train.subject_idata(s), test, tables=fit.tables)})
+    df = pd.DataFrame(rows)
+    df["difference"] = df["hierarchical"] - df["independent"]
+    return df
+
+
+def write_hierarchical(h, folder, *, heldout: pd.DataFrame | None = None, summary: dict | None = None) -> list[Path]:
+    """The hierarchical fit's files (:data:`HIERARCHICAL_FILES`), all or none."""
+    from contextlib import ExitStack
+
+    import matplotlib.pyplot as plt
+
+    from ibo_pymc.io import atomic_path
+    from ibo_pymc.population.plots import plot_shrinkage
+
+    folder = Path(folder)
+    names = {k: v for k, v in HIERARCHICAL_FILES.items() if k != "heldout" or heldout is not None}
+    population = h.population()
+    with ExitStack() as stack:
+        tmp = {k: stack.enter_context(atomic_path(folder / v)) for k, v in names.items()}
+        population.to_csv(tmp["population"], index=False, float_format="%.6g")
+        h.shrinkage().to_csv(tmp["subjects"], index=False, float_format="%.6g")
+        if heldout is not None:
+            heldout.to_csv(tmp["heldout"], index=False, float_format="%.6g")
+        tmp["summary"].write_text(json.dumps({**h.convergence(), **(summary or {})}, indent=2) + "\n")
+        fig = plot_shrinkage(h.shrinkage(), population, labels={"tau_neg": "tau^-", "tau_pos": "tau^+"})
+        try:
+            fig.savefig(tmp["figure"], dpi=150, bbox_inches="tight")
+        finally:
+            plt.close(fig)
+        h.idata.to_netcdf(str(tmp["idata"]), engine="h5netcdf")
+    return [folder / v for v in names.values()]
+
+
 def run_cohort(data, subjects, fits_folder, *, models=None, config=None, executor=None, log=None, **kwargs):
     """Fit (or reuse the saved fits of) every subject under every model in ``fits_folder``, then
     :func:`cohort_bms` of their evidences. Returns ``(CohortBMS or None, failures)``: with any failed fit the

@@ -36,3 +36,29 @@ def plot_bms(results: dict[str, BMSResult], *, labels: dict | None = None, prob:
     axes[0][0].set_ylabel(f"expected frequency ({int(100 * prob)}% interval)")
     fig.tight_layout()
     return fig
+
+
+def plot_shrinkage(table, population=None, *, labels: dict | None = None):
+    """Each subject's posterior mean of every shared parameter alone (left) and under the hierarchical model
+    (right), joined by a line; the population median (dashed) where ``population`` (the hierarchical fit's
+    :meth:`~ibo_pymc.model.hierarchical.HierarchicalFit.population` table) is given."""
+    labels = labels or {}
+    params = list(dict.fromkeys(table["parameter"]))
+    fig, axes = plt.subplots(1, len(params), figsize=(2.6 * len(params), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], params):
+        t = table[table["parameter"] == name]
+        for _, r in t.iterrows():
+            ax.plot([0, 1], [r["independent"], r["hierarchical"]], color="0.45", lw=0.8, marker="o", ms=3)
+        if population is not None:
+            row = population[(population["quantity"] == "median") & (population["label"] == name)]
+            if len(row):
+                ax.axhline(float(row["mean"].iloc[0]), color="C3", ls="--", lw=1, label="population median")
+        ax.set_xticks([0, 1], ["alone", "hierarchical"])
+        ax.set_xlim(-0.3, 1.3)
+        ax.set_title(labels.get(name, name), fontsize=10)
+        ax.spines[["top", "right"]].set_visible(False)
+    axes[0][0].set_ylabel("posterior mean")
+    if population is not None:
+        axes[0][-1].legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    return fig
