@@ -222,7 +222,8 @@ loo.describe().loc[["min", "max"]].round(3)
 # every player's gamma, w, tau^-, tau^+ and shape parameter come from a
 # population distribution, and every player's family from a population mix, so
 # players with few or ambiguous rounds borrow strength from the others. The
-# switch is the one users of HSSM or hBayesDM expect (here on three players):
+# switch is the one users of HSSM or hBayesDM expect (here on three players; two in
+# the quick run the tests make):
 
 # %%
 from ibo_pymc.model import IBOModel

@@ -80,7 +80,7 @@ def build_parser() -> ArgumentParser:
                    help="also fit the training rounds of this split (subject,session_id,set) alone and hierarchically, "
                    "and compare the held-out lppd of the test rounds (heldout.csv)")
     h.add_argument("--population-draws", type=positive_int, default=1000,
-                   help="draws per chain of the population level (default 1000; 4 chains)")
+                   help="draws and tuning iterations per chain of the population level (default 1000 each; 4 chains)")
     h.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain for new fits (default 1000)")
     h.add_argument("--tune", type=positive_int, default=1000, help="tuning iterations per chain for new fits (default 1000)")
     h.add_argument("--chains", type=positive_int, default=4, help="chains for new fits (default 4)")

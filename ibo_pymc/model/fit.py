@@ -120,7 +120,7 @@ class IBOModel:
         if hierarchical:  # the model of several subjects with partial pooling
             from ibo_pymc.model.hierarchical import HierarchicalIBOModel
 
-            return HierarchicalIBOModel(observations, model or "tau_pm", config, fitter=_fit_one, **kw)
+            return HierarchicalIBOModel(observations, model, config, fitter=_fit_one, **kw)
         return super().__new__(cls)
 
     def __init__(self, observations: SubjectObservations, model: str | None = None, config: FitConfig | None = None, *,

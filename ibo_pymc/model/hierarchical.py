@@ -118,7 +118,7 @@ def _stack(subjects: list[SubjectDraws]):
     logev = np.full((N, C), -np.inf)
     for n, s in enumerate(subjects):
         c = len(s.log_evidence)
-        z[n, :c] = s.z[:, :S]
+        z[n, :c] = s.z if s.z.shape[1] == S else _thin(s.z, S)
         fam[n, :c] = s.component_family
         logev[n, :c] = s.log_evidence
     return z, fam, logev
@@ -282,7 +282,7 @@ class HierarchicalFit:
         import arviz as az
 
         names = ["mu", "sigma", "mu_shape", "sigma_shape", "family_frequency"]
-        s = az.summary(self.idata, var_names=names, kind="diagnostics")
+        s = az.summary(self.idata, var_names=names, kind="diagnostics", round_to="none")
         return {"r_hat": float(s["r_hat"].max()), "ess_bulk": float(s["ess_bulk"].min()), "ess_tail": float(s["ess_tail"].min()),
                 "divergences": int(self.idata.sample_stats["diverging"].sum())}
 
@@ -310,7 +310,7 @@ class HierarchicalFit:
         for s in self.subjects:
             indep = s.fit.idata.posterior
             for name in [c for c in s.columns if c != "param"]:
-                model_name = s.fit.parameters.model_name(name)
+                model_name = _model_names(s)[s.columns.index(name)]
                 rows.append({"subject": s.subject, "parameter": model_name,
                              "independent": float(indep[model_name].mean()),
                              "hierarchical": float(sub[model_name].sel(subject=s.subject).mean())})
@@ -323,18 +323,38 @@ def fit_hierarchical(fits, *, draws: int = 1000, tune: int = 1000, chains: int =
     all of one model) and assemble its InferenceData (groups ``posterior``: population quantities;
     ``subject_posterior``: shrunken subject parameters and families; ``subject_diagnostics``: Pareto k of each
     subject's importance weights; ``sample_stats``)."""
-    import pymc as pm
-
     fits = list(fits)
     models = {f.config.model for f in fits}
     if len(models) != 1:
         raise ValueError(f"the fits must all be of one model, got {sorted(models)}")
-    ss = np.random.SeedSequence(seed)
-    s_nuts, s_resample = ss.spawn(2)
-    subjects = [subject_draws(f, n_draws) for f in fits]
-    model = build_population_model(subjects)
+    return fit_population([subject_draws(f, n_draws) for f in fits], draws=draws, tune=tune, chains=chains, seed=seed,
+                          target_accept=target_accept, progress=progress, cores=cores)
+
+
+def _thin(z: np.ndarray, S: int) -> np.ndarray:
+    idx = np.linspace(0, z.shape[1] - 1, S).round().astype(int)
+    return z[:, idx]
+
+
+def fit_population(subjects: list[SubjectDraws], *, draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int = 0,
+                   target_accept: float = 0.95, progress: bool = False, cores: int | None = None) -> HierarchicalFit:
+    """The population stage of :func:`fit_hierarchical` on the subjects' :class:`SubjectDraws` (all of one model and
+    one set of families; each is thinned evenly to the smallest number of draws, the same in both stages)."""
+    import dataclasses
     import logging
 
+    import pymc as pm
+
+    first = subjects[0]
+    for s in subjects:
+        if (s.model, s.families, s.columns) != (first.model, first.families, first.columns):
+            raise ValueError(f"subject {s.subject}: fitted as {s.model} with families {s.families}; subject "
+                             f"{first.subject} as {first.model} with {first.families}: a hierarchical model needs one")
+    S = min(s.z.shape[1] for s in subjects)
+    subjects = [s if s.z.shape[1] == S else dataclasses.replace(s, z=_thin(s.z, S)) for s in subjects]
+    ss = np.random.SeedSequence(seed)
+    s_nuts, s_resample = ss.spawn(2)
+    model = build_population_model(subjects)
     log = logging.getLogger("pymc")
     level = log.level
     if not progress:
@@ -358,67 +378,91 @@ def _add_natural_scale(idata, subjects) -> None:
 
     post = idata.posterior
     s0 = subjects[0]
-    names = [s0.fit.parameters.model_name(c) for c in s0.columns if c != "param"]
+    names = [n for c, n in zip(s0.columns, _model_names(s0)) if c != "param"]
     lo = np.array([PRIORS[n].bounds[0] for n in names])
     hi = np.array([PRIORS[n].bounds[1] for n in names])
     sig = 1 / (1 + np.exp(-post["mu"]))
-    post["median"] = xr.DataArray(lo, dims="parameter") + xr.DataArray(hi - lo, dims="parameter") * sig
+    post["median"] = (xr.DataArray(lo, dims="parameter") + xr.DataArray(hi - lo, dims="parameter") * sig).transpose("chain", "draw", "parameter")
     flo = np.array([get_family(f).prior.bounds[0] for f in s0.families])
     fhi = np.array([get_family(f).prior.bounds[1] for f in s0.families])
-    post["median_shape"] = xr.DataArray(flo, dims="family") + xr.DataArray(fhi - flo, dims="family") / (1 + np.exp(-post["mu_shape"]))
+    post["median_shape"] = (xr.DataArray(flo, dims="family") + xr.DataArray(fhi - flo, dims="family")
+                            / (1 + np.exp(-post["mu_shape"]))).transpose("chain", "draw", "family")
     post["median"].attrs["note"] = "population median of each parameter on its own scale"
 
 
-def _subject_posterior(idata, subjects, rng):
-    """Importance resampling of every subject's draws at every population draw (module docstring)."""
+def _model_names(s: SubjectDraws) -> list[str]:
+    from ibo_pymc.model.parameters import ComponentParameters
+
+    p = ComponentParameters(get_variant(s.model))
+    return [p.model_name(c) for c in s.columns]
+
+
+def _subject_posterior(idata, subjects, rng, *, chunk: int = 250, k_draws: int = 100):
+    """Importance resampling of every subject's draws at every population draw (module docstring).
+
+    Works through the population draws in chunks of ``chunk`` (memory). The Pareto k of a subject is PSIS's
+    shape estimate of its importance weights at ``k_draws`` population draws spread over the posterior: the
+    median (``pareto_k``) and the largest (``pareto_k_max``).
+    """
     import arviz as az
     from scipy.special import logsumexp, softmax
 
     post = idata.posterior
     Cn, Dn = post.sizes["chain"], post.sizes["draw"]
-    mu = post["mu"].values.reshape(Cn * Dn, -1)
-    sigma = post["sigma"].values.reshape(Cn * Dn, -1)
-    mu_k = post["mu_shape"].values.reshape(Cn * Dn, -1)
-    sigma_k = post["sigma_shape"].values.reshape(Cn * Dn, -1)
-    pi = post["family_frequency"].values.reshape(Cn * Dn, -1)
+    T = Cn * Dn
+    mu = post["mu"].values.reshape(T, -1)
+    sigma = post["sigma"].values.reshape(T, -1)
+    mu_k = post["mu_shape"].values.reshape(T, -1)
+    sigma_k = post["sigma_shape"].values.reshape(T, -1)
+    pi = post["family_frequency"].values.reshape(T, -1)
     s0 = subjects[0]
-    names = [s0.fit.parameters.model_name(c) for c in s0.columns]
-    out = {n: np.zeros((Cn * Dn, len(subjects))) for n in names if n != "param"}
-    shape = np.zeros((Cn * Dn, len(subjects)))
-    family = np.zeros((Cn * Dn, len(subjects)), dtype=np.int64)
-    fam_prob = np.zeros((Cn * Dn, len(subjects), len(s0.families)))
-    pareto_k = np.zeros(len(subjects))
+    names = _model_names(s0)
+    out = {n: np.zeros((T, len(subjects))) for n in names if n != "param"}
+    shape = np.zeros((T, len(subjects)))
+    family = np.zeros((T, len(subjects)), dtype=np.int64)
+    fam_prob = np.zeros((T, len(subjects), len(s0.families)))
+    k_at = set(np.linspace(0, T - 1, min(k_draws, T)).round().astype(int).tolist())
+    pareto = np.zeros((len(subjects), 2))
     for n, s in enumerate(subjects):
         C, S, P = s.z.shape
-        m = np.concatenate([mu_k[:, s.component_family][..., None], np.broadcast_to(mu[:, None, :], (len(mu), C, P - 1))], -1)
-        sd = np.concatenate([sigma_k[:, s.component_family][..., None], np.broadcast_to(sigma[:, None, :], (len(mu), C, P - 1))], -1)
-        lr = _log_ratio(s.z[None], _log_logistic(s.z)[None], m[:, :, None, :], sd[:, :, None, :], np)  # (T, C, S)
-        logw = lr + s.log_evidence[None, :, None] + np.log(pi[:, s.component_family])[:, :, None]
-        flat = logw.reshape(len(mu), C * S)
-        w = softmax(flat, axis=1)
-        pick = (w.cumsum(axis=1) > rng.random((len(mu), 1))).argmax(axis=1)
-        comp, draw = np.divmod(pick, S)
-        theta = _from_logit(s, comp, draw)
-        for j, name in enumerate(names):
-            if name == "param":
-                shape[:, n] = theta[:, j]
-            else:
-                out[name][:, n] = theta[:, j]
-        family[:, n] = s.component_family[comp]
-        per_comp = logsumexp(logw, axis=2)  # (T, C)
-        for k in range(len(s0.families)):
-            sel = s.component_family == k
-            fam_prob[:, n, k] = np.exp(logsumexp(per_comp[:, sel], axis=1) - logsumexp(per_comp, axis=1)) if sel.any() else 0.0
-        # PSIS Pareto k of the weights at the population's posterior mean, pooled over components
-        lw_mean = logsumexp(flat, axis=0) - np.log(len(mu))
-        _, pareto_k[n] = az.psislw(lw_mean - lw_mean.max())
+        base = _log_logistic(s.z)[None]
+        ks = []
+        for a in range(0, T, chunk):
+            t = slice(a, min(a + chunk, T))
+            m = np.concatenate([mu_k[t][:, s.component_family][..., None], np.broadcast_to(mu[t][:, None, :], (t.stop - a, C, P - 1))], -1)
+            sd = np.concatenate([sigma_k[t][:, s.component_family][..., None], np.broadcast_to(sigma[t][:, None, :], (t.stop - a, C, P - 1))], -1)
+            logw = _log_ratio(s.z[None], base, m[:, :, None, :], sd[:, :, None, :], np)  # (t, C, S)
+            logw += s.log_evidence[None, :, None] + np.log(pi[t][:, s.component_family])[:, :, None]
+            flat = logw.reshape(len(m), C * S)
+            cum = np.cumsum(softmax(flat, axis=1), axis=1)
+            u = rng.random(len(m)) * cum[:, -1]
+            pick = np.minimum((cum < u[:, None]).sum(axis=1), C * S - 1)
+            comp, draw = np.divmod(pick, S)
+            theta = _from_logit(s, comp, draw)
+            for j, name in enumerate(names):
+                if name == "param":
+                    shape[t, n] = theta[:, j]
+                else:
+                    out[name][t, n] = theta[:, j]
+            family[t, n] = s.component_family[comp]
+            per_comp = logsumexp(logw, axis=2)  # (t, C)
+            total = logsumexp(per_comp, axis=1)
+            for k in range(len(s0.families)):
+                sel = s.component_family == k
+                fam_prob[t, n, k] = np.exp(logsumexp(per_comp[:, sel], axis=1) - total) if sel.any() else 0.0
+            for i in sorted(x - a for x in k_at if a <= x < t.stop):
+                ks.append(float(az.psislw(flat[i] - flat[i].max())[1]))
+        pareto[n] = np.median(ks), np.max(ks)
     coords = {"chain": np.arange(Cn), "draw": np.arange(Dn), "subject": [s.subject for s in subjects], "family": list(s0.families)}
     ds = {name: (("chain", "draw", "subject"), v.reshape(Cn, Dn, -1)) for name, v in out.items()}
     ds["shape_parameter"] = (("chain", "draw", "subject"), shape.reshape(Cn, Dn, -1))
     ds["family_draw"] = (("chain", "draw", "subject"), family.reshape(Cn, Dn, -1), {"labels": ",".join(s0.families)})
     ds["family_prob"] = (("chain", "draw", "subject", "family"), fam_prob.reshape(Cn, Dn, len(subjects), -1))
     sub = xr.Dataset(ds, coords=coords)
-    diag = xr.Dataset({"pareto_k": ("subject", pareto_k)}, coords={"subject": coords["subject"]})
+    diag = xr.Dataset({"pareto_k": ("subject", pareto[:, 0]), "pareto_k_max": ("subject", pareto[:, 1])},
+                      coords={"subject": coords["subject"]})
+    diag.attrs["note"] = ("PSIS Pareto k of each subject's importance weights at population draws spread over the posterior: "
+                          "median and largest; above 0.7 the subject's reweighted posterior rests on few draws")
     return {"subject_posterior": sub, "subject_diagnostics": diag}
 
 
@@ -434,7 +478,7 @@ def _from_logit(s: SubjectDraws, comp, draw) -> np.ndarray:
             b = np.array([get_family(s.families[k]).prior.bounds for k in s.component_family[comp]])
             lo, hi = b[:, 0], b[:, 1]
         else:
-            lo, hi = PRIORS[s.fit.parameters.model_name(key)].bounds
+            lo, hi = PRIORS[_model_names(s)[j]].bounds
         out[:, j] = lo + (hi - lo) / (1 + np.exp(-z[:, j]))
     return out
 
@@ -463,7 +507,7 @@ class HierarchicalIBOModel:
         self.observations = list(observations)
         if len(self.observations) < 2:
             raise ValueError("a hierarchical model needs at least two subjects")
-        self.config = (config or FitConfig()).replace(model=model or "tau_pm", **kw)
+        self.config = (config or FitConfig()).replace(model=model or (config.model if config else "tau_pm"), **kw)
         self.fitter = fitter
         self.settings = {"n_draws": n_draws, "draws": population_draws, "tune": population_tune,
                          "chains": population_chains, "target_accept": target_accept}

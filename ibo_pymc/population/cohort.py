@@ -168,7 +168,8 @@ def write_hierarchical(h, folder, *, heldout: pd.DataFrame | None = None, summar
     with ExitStack() as stack:
         tmp = {k: stack.enter_context(atomic_path(folder / v)) for k, v in names.items()}
         population.to_csv(tmp["population"], index=False, float_format="%.6g")
-        h.shrinkage().to_csv(tmp["subjects"], index=False, float_format="%.6g")
+        diag = h.idata["subject_diagnostics"].to_dataframe().reset_index()
+        h.shrinkage().merge(diag, on="subject").to_csv(tmp["subjects"], index=False, float_format="%.6g")
         if heldout is not None:
             heldout.to_csv(tmp["heldout"], index=False, float_format="%.6g")
         tmp["summary"].write_text(json.dumps({**h.convergence(), **(summary or {})}, indent=2) + "\n")

@@ -106,3 +106,34 @@ def test_the_switch(tmp_path):
     assert isinstance(IBOModel(obs[0], "u"), IBOModel)  # without the switch: the single-subject model
     with pytest.raises(ValueError, match="at least two subjects"):
         IBOModel(obs[:1], hierarchical=True)
+
+
+def test_population_stage_resamples_subjects_and_scores_held_out_rounds():
+    """fit_population on hand-made draws (subjects with different numbers of components and of draws): the
+    subjects' resampled posteriors have the single-subject layout that held-out scoring reads."""
+    from ibo_pymc.compare import heldout_lppd
+    from tests.model.test_model import synthetic
+
+    rng = np.random.default_rng(4)
+    fams = ("PI", "EI", "UCB")
+    cols = ("param", "gamma", "w", "tau_neg", "tau_pos")
+    subs = []
+    for n in range(4):
+        comps = np.array([2]) if n % 2 else np.array([0, 2])  # one or two components
+        S = 150 + 50 * n  # different numbers of draws: thinned to the smallest, evenly
+        z = rng.normal([-1.0, -1.2, 0.4, -2.0, -1.5], 0.3, (len(comps), S, 5))
+        subs.append(H.SubjectDraws(n + 1, "tau_pm", fams, comps, np.full(len(comps), -60.0), z, cols))
+    h = H.fit_population(subs, draws=100, tune=100, chains=2, seed=1, cores=1)
+    sub = h.idata["subject_posterior"]
+    assert sub["gamma"].shape == (2, 100, 4)
+    assert set(np.unique(sub["family_draw"].sel(subject=2))) <= {2}  # its only component is UCB
+    np.testing.assert_allclose(sub["family_prob"].sum("family"), 1.0)
+    k = h.idata["subject_diagnostics"]
+    assert (k["pareto_k"] <= k["pareto_k_max"]).all()
+    one = h.subject_idata(1)
+    assert one.posterior.attrs["model"] == "tau_pm" and one.posterior["family_draw"].attrs["labels"] == "PI,EI,UCB"
+    assert np.isfinite(heldout_lppd(one, synthetic(20, seed=9)))
+    again = H.fit_population(subs, draws=100, tune=100, chains=2, seed=1, cores=1)
+    np.testing.assert_array_equal(again.idata["subject_posterior"]["w"].values, sub["w"].values)  # seeded
+    with pytest.raises(ValueError, match="needs one"):
+        H.fit_population([subs[0], H.SubjectDraws(9, "tau", fams, np.array([0]), np.zeros(1), subs[0].z[:1], cols)])
