@@ -163,6 +163,15 @@ def _cmd_bms(args) -> int:
     return 0
 
 
+def _out_and_fits(args) -> tuple[Path, Path]:
+    """``--out`` (checked writable before any fitting) and ``--fits`` (default OUT/fits)."""
+    from ibo_pymc.population.cohort import check_writable
+
+    out = Path(args.out)
+    check_writable(out)
+    return out, Path(args.fits) if args.fits else out / "fits"
+
+
 def _cohort_subjects(args):
     """The data of ``--data`` and the subjects ``--subject`` names ('all', or numbers that must be in it)."""
     from ibo_pymc.cli._common import load_subjects
@@ -180,14 +189,11 @@ def _cohort_subjects(args):
 def _cmd_run(args) -> int:
     from ibo_pymc.population.cohort import (
         FILES,
-        check_writable,
         run_cohort,
         write_cohort,
     )
 
-    out = Path(args.out)
-    check_writable(out)  # before any fitting
-    fits = Path(args.fits) if args.fits else out / "fits"
+    out, fits = _out_and_fits(args)
     data, subjects = _cohort_subjects(args)
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     with executor(args) as ex:
@@ -218,14 +224,12 @@ def _cmd_hierarchical(args) -> int:
     from ibo_pymc.model.hierarchical import fit_hierarchical
     from ibo_pymc.population.cohort import (
         HIERARCHICAL_FILES,
-        check_writable,
         heldout_comparison,
         write_hierarchical,
     )
 
-    out = Path(args.out)
-    check_writable(out)
-    fits_dir = (Path(args.fits) if args.fits else out / "fits").resolve()
+    out, fits_dir = _out_and_fits(args)
+    fits_dir = fits_dir.resolve()
     data, subjects = _cohort_subjects(args)
     if len(subjects) < 2:
         raise InputError("a hierarchical model needs at least two subjects", field="--subject")

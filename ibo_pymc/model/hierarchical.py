@@ -50,6 +50,7 @@ from pytensor.gradient import grad_not_implemented
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
+from ibo_pymc.forward.priors import PRIORS, log_density_unconstrained
 from ibo_pymc.forward.variants import get_variant
 from ibo_pymc.model.parameters import internal_name
 
@@ -73,12 +74,6 @@ class SubjectDraws:
     fit: object = field(default=None, repr=False, compare=False)  # the IBOModel (for held-out scoring)
 
 
-def _logit_full(c, key: str, name: str, v: np.ndarray) -> np.ndarray:
-    lo, hi = c.prior(name).bounds
-    u = np.clip((np.asarray(v, float) - lo) / (hi - lo), 1e-12, 1 - 1e-12)
-    return np.log(u) - np.log1p(-u)
-
-
 def subject_draws(fit, n_draws: int = 500, *, drop_below: float = 40.0) -> SubjectDraws:
     """The :class:`SubjectDraws` of a fitted :class:`~ibo_pymc.model.fit.IBOModel`: ``n_draws`` conditional draws of
     each component (evenly thinned), components more than ``drop_below`` nats of evidence below the best left out."""
@@ -100,7 +95,9 @@ def subject_draws(fit, n_draws: int = 500, *, drop_below: float = 40.0) -> Subje
         flat = {key: np.asarray(d[key]).reshape(-1) for key in cols}
         total = len(flat["gamma"])
         idx = np.linspace(0, total - 1, min(n_draws, total)).round().astype(int)
-        z = np.stack([_logit_full(c, key, fit.parameters.model_name(key), flat[key][idx]) for key in cols], axis=-1)
+        # the logit over the whole prior interval (also for a stratum's draws), as the population sees them
+        z = np.stack([c.prior(fit.parameters.model_name(key)).to_unconstrained(flat[key][idx], eps=1e-12) for key in cols],
+                     axis=-1)
         zs.append(z)
         fam_idx.append(fams.index(c.family))
         logev.append(float(table["log_evidence"].iloc[k]))
@@ -127,7 +124,7 @@ def _stack(subjects: list[SubjectDraws]):
 def _log_logistic(z: np.ndarray) -> np.ndarray:
     """log density of the logistic distribution (the uniform prior seen on the logit scale), summed over the
     parameters: a constant of the population model, computed once."""
-    return (-np.logaddexp(0.0, -z) - np.logaddexp(0.0, z)).sum(axis=-1)
+    return log_density_unconstrained(z).sum(axis=-1)
 
 
 def _log_ratio(z, base, mu, sigma, xp):
@@ -374,7 +371,6 @@ def fit_population(subjects: list[SubjectDraws], *, draws: int = 1000, tune: int
 def _add_natural_scale(idata, subjects) -> None:
     """Population medians on each parameter's own scale: ``lo + (hi - lo) sigmoid(mu)``."""
     from ibo_pymc.forward.acquisition import get_family
-    from ibo_pymc.forward.priors import PRIORS
 
     post = idata.posterior
     s0 = subjects[0]
@@ -469,17 +465,16 @@ def _subject_posterior(idata, subjects, rng, *, chunk: int = 250, k_draws: int =
 def _from_logit(s: SubjectDraws, comp, draw) -> np.ndarray:
     """The subject's draws (component, draw) back on the parameters' own scales: (T, P)."""
     from ibo_pymc.forward.acquisition import get_family
-    from ibo_pymc.forward.priors import PRIORS
 
     z = s.z[comp, draw]  # (T, P)
     out = np.empty_like(z)
-    for j, key in enumerate(s.columns):
+    family = s.component_family[comp]
+    for j, (key, name) in enumerate(zip(s.columns, _model_names(s))):
         if key == "param":
-            b = np.array([get_family(s.families[k]).prior.bounds for k in s.component_family[comp]])
-            lo, hi = b[:, 0], b[:, 1]
+            for k in np.unique(family):
+                out[family == k, j] = get_family(s.families[k]).prior.from_unconstrained(z[family == k, j])
         else:
-            lo, hi = PRIORS[_model_names(s)[j]].bounds
-        out[:, j] = lo + (hi - lo) / (1 + np.exp(-z[:, j]))
+            out[:, j] = PRIORS[name].from_unconstrained(z[:, j])
     return out
 
 

@@ -164,16 +164,16 @@ def write_hierarchical(h, folder, *, heldout: pd.DataFrame | None = None, summar
 
     folder = Path(folder)
     names = {k: v for k, v in HIERARCHICAL_FILES.items() if k != "heldout" or heldout is not None}
-    population = h.population()
+    population, shrinkage = h.population(), h.shrinkage()
     with ExitStack() as stack:
         tmp = {k: stack.enter_context(atomic_path(folder / v)) for k, v in names.items()}
         population.to_csv(tmp["population"], index=False, float_format="%.6g")
         diag = h.idata["subject_diagnostics"].to_dataframe().reset_index()
-        h.shrinkage().merge(diag, on="subject").to_csv(tmp["subjects"], index=False, float_format="%.6g")
+        shrinkage.merge(diag, on="subject").to_csv(tmp["subjects"], index=False, float_format="%.6g")
         if heldout is not None:
             heldout.to_csv(tmp["heldout"], index=False, float_format="%.6g")
         tmp["summary"].write_text(json.dumps({**h.convergence(), **(summary or {})}, indent=2) + "\n")
-        fig = plot_shrinkage(h.shrinkage(), population, labels={"tau_neg": "tau^-", "tau_pos": "tau^+"})
+        fig = plot_shrinkage(shrinkage, population, labels={"tau_neg": "tau^-", "tau_pos": "tau^+"})
         try:
             fig.savefig(tmp["figure"], dpi=150, bbox_inches="tight")
         finally:

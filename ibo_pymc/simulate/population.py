@@ -45,11 +45,6 @@ class PopulationTruth:
         return asdict(self)
 
 
-def _from_logit(z: float, bounds) -> float:
-    lo, hi = bounds
-    return float(lo + (hi - lo) / (1.0 + np.exp(-z)))
-
-
 def draw_subject(truth: PopulationTruth, rng: np.random.Generator) -> Truth:
     """One subject's family and parameters from the population."""
     from ibo_pymc.forward.acquisition import get_family
@@ -58,8 +53,8 @@ def draw_subject(truth: PopulationTruth, rng: np.random.Generator) -> Truth:
     fams = list(truth.family_frequency)
     p = np.array([truth.family_frequency[f] for f in fams], float)
     fam = fams[rng.choice(len(fams), p=p / p.sum())]
-    vals = {n: _from_logit(rng.normal(truth.mu[n], truth.sigma[n]), PRIORS[n].bounds) for n in truth.mu}
-    param = _from_logit(rng.normal(truth.mu_shape[fam], truth.sigma_shape[fam]), get_family(fam).prior.bounds)
+    vals = {n: float(PRIORS[n].from_unconstrained(rng.normal(truth.mu[n], truth.sigma[n]))) for n in truth.mu}
+    param = float(get_family(fam).prior.from_unconstrained(rng.normal(truth.mu_shape[fam], truth.sigma_shape[fam])))
     return Truth(fam, param, **vals)
 
 
