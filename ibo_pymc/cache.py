@@ -25,6 +25,11 @@ def raw_logs_dir() -> Path:
     return cache_root() / "hotspot_raw"
 
 
+def dataset_dir(name: str) -> Path:
+    """The per-user cache of a fetched dataset (``<cache>/<name>``)."""
+    return cache_root() / name
+
+
 def tables_dir() -> Path:
     """The per-user cache of argmax tables (``IBO_TABLE_DIR``, else ``<cache>/tables``)."""
     return Path(os.environ.get("IBO_TABLE_DIR") or cache_root() / "tables")

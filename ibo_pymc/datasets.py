@@ -36,3 +36,14 @@ def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -
 
         return ensure_demo(demo_dir(), progress=progress)
     return _resolve_folder(data, progress=progress)
+
+
+def load_data(data=None, *, progress: bool = True):
+    """The hotspot data that ``data`` names: a tidy table of rounds (DataFrame, CSV or Parquet file;
+    :mod:`ibo_pymc.data.table`), ``"demo"``, a folder of raw logs, or None (``IBO_DATA_DIR``, else fetched)."""
+    from ibo_pymc.data.rounds import load_hotspot
+    from ibo_pymc.data.table import is_table, read_rounds_table
+
+    if is_table(data):
+        return read_rounds_table(data)
+    return load_hotspot(resolve_data_dir(data, progress=progress))

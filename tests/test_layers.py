@@ -25,6 +25,7 @@ LAYERS = [
     {"datasets"},
     {"loo", "compare", "regions", "fit_plots", "plots"},
     {"population"},
+    {"tasks"},
     {"cli"},
 ]
 

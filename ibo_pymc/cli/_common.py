@@ -33,12 +33,35 @@ class ArgumentParser(argparse.ArgumentParser):
 def add_data_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--data",
-        metavar="DIR",
+        metavar="DIR|TABLE",
         default=None,
-        help="folder of raw logs (eventrec*.csv, sesrec*.csv), or 'demo' for the simulated demo cohort (generated into the per-user cache on first use); "
+        help="folder of raw logs (eventrec*.csv, sesrec*.csv), a tidy table of rounds (CSV or Parquet with "
+        "subject,delta_r1,theta2[,session]), or 'demo' for the simulated demo cohort (generated into the per-user cache on first use); "
         "default $IBO_DATA_DIR, else the per-user cache "
-        "(fetched on first use)",
+        "(fetched on first use). With --task gridsearch: the cognitivemaps folder (full.csv) or a tidy table of choices",
     )
+
+
+TASK_NAMES = ("hotspot", "gridsearch")
+
+
+def add_task_option(p: argparse.ArgumentParser) -> None:
+    """``--task``: which task's data and model (:mod:`ibo_pymc.tasks`)."""
+    p.add_argument("--task", choices=TASK_NAMES, default="hotspot",
+                   help="the task: hotspot (Sandholtz et al. 2022, default) or gridsearch (Wu et al. 2020 "
+                   "spatial/conceptual grid search; --data is then its folder with full.csv, or a tidy table "
+                   "CSV/Parquet with subject,context,round,trial,x,y,z; default $IBO_GRID_DATA_DIR, else fetched)")
+
+
+def subject_list(text: str) -> list[int]:
+    """``N,N,...``: participant numbers."""
+    try:
+        out = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected participant numbers separated by commas, got {text!r}") from None
+    if not out or any(v < 0 for v in out):
+        raise argparse.ArgumentTypeError(f"expected participant numbers separated by commas, got {text!r}")
+    return out
 
 
 def add_fit_options(p: argparse.ArgumentParser, *, fits_help: str | None = None) -> None:
@@ -62,10 +85,9 @@ def fit_config(args, model: str = "tau_pm"):
 
 def load_subjects(args):
     """The data of ``--data`` and the subjects ``--subject`` names (a number in range, or all)."""
-    from ibo_pymc.data import load_hotspot
-    from ibo_pymc.datasets import resolve_data_dir
+    from ibo_pymc.datasets import load_data
 
-    data = load_hotspot(resolve_data_dir(args.data))
+    data = load_data(args.data)
     if args.subject == "all":
         return data, list(data.subjects)
     if args.subject not in data.subjects:

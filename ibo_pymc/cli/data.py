@@ -1,4 +1,5 @@
-"""``ibo-data``: fetch, verify and tabulate the hotspot study's raw logs."""
+"""``ibo-data``: fetch, verify and tabulate a task's data (the hotspot raw logs; with ``--task gridsearch`` the
+cognitivemaps study)."""
 
 from __future__ import annotations
 
@@ -7,35 +8,76 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ibo_pymc.cli._common import ArgumentParser, add_data_option, run
-from ibo_pymc.data import fetch, load_hotspot, verify
-from ibo_pymc.datasets import resolve_data_dir
+from ibo_pymc.cli._common import ArgumentParser, add_data_option, add_task_option, run
+from ibo_pymc.data import fetch, verify
+from ibo_pymc.datasets import load_data, resolve_data_dir
 from ibo_pymc.errors import InputError
 from ibo_pymc.io import write_csv
 
 
 def build_parser() -> ArgumentParser:
-    p = ArgumentParser(prog="ibo-data", description="Fetch, verify and tabulate the hotspot study's raw logs.")
+    p = ArgumentParser(prog="ibo-data", description="Fetch, verify and tabulate a task's data: the hotspot study's raw "
+                       "logs (default) or, with --task gridsearch, the cognitivemaps study (Wu et al. 2020).")
     sub = p.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
 
     f = sub.add_parser("fetch", help="download the 56 raw-log files (SHA-256 checked) into the cache or --dest")
     f.add_argument("--dest", metavar="DIR", default=None, help="target folder (default: the per-user cache)")
+    add_task_option(f)
 
     v = sub.add_parser("verify", help="check a folder's files against the pinned SHA-256 hashes")
     add_data_option(v)
+    add_task_option(v)
 
     o = sub.add_parser("observations", help="one row per eligible round: subject,user_id,session_id,round_index,delta_r1,theta2")
     add_data_option(o)
+    add_task_option(o)
     o.add_argument("--csv", metavar="FILE", default=None, help="write the table here (default: print it)")
 
     s = sub.add_parser("summary", help="one row per subject: rounds kept and task performance (paper Table 2, cols 6-8)")
     add_data_option(s)
+    add_task_option(s)
     s.add_argument("--csv", metavar="FILE", default=None, help="also write the table here")
     return p
 
 
+def _gridsearch(args) -> int:
+    from ibo_pymc.data.fetch import check_pinned
+    from ibo_pymc.tasks.gridsearch import data as grid
+
+    if args.command == "fetch":
+        dest = grid.fetch(args.dest)
+        print(dest)
+        return 0
+    if args.command == "verify":
+        folder = grid.resolve_data_dir(args.data)
+        problems = check_pinned(folder, grid.FILES)
+        if problems:
+            name, what = next(iter(problems.items()))
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise InputError(what + more, path=folder / name)
+        print(f"{folder}: all {len(grid.FILES)} files present and intact")
+        return 0
+    table = grid.load(args.data)
+    if args.command == "observations":
+        out = table
+        what = f"{len(table)} choices of {table['subject'].nunique()} participants"
+    else:
+        out = grid.summary(table)
+        with pd.option_context("display.width", 120, "display.max_rows", 500):
+            print(out.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+        what = f"{len(out)} participant x context rows"
+    if args.csv:
+        write_csv(out, args.csv, float_format="%.10g")
+        print(f"wrote {what} to {args.csv}", file=sys.stderr)
+    elif args.command == "observations":
+        out.to_csv(sys.stdout, index=False, float_format="%.10g")
+    return 0
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if args.task == "gridsearch":
+        return _gridsearch(args)
     if args.command == "fetch":
         dest = fetch(args.dest)
         print(dest)
@@ -48,7 +90,7 @@ def _main(argv: Sequence[str] | None) -> int:
             raise InputError(problems[0] + more)
         print(f"{folder}: all 56 files present and intact")
         return 0
-    data = load_hotspot(resolve_data_dir(args.data))
+    data = load_data(args.data)
     if args.command == "observations":
         table = data.observations_frame()
         if args.csv:

@@ -12,13 +12,16 @@ from ibo_pymc.cli._common import (
     ArgumentParser,
     add_data_option,
     add_execution_options,
+    add_task_option,
     executor,
     run,
     seed_int,
+    subject_list,
 )
-from ibo_pymc.data import load_hotspot, load_split, random_split
+from ibo_pymc.data import load_split, random_split
 from ibo_pymc.data.splits import split_frame
-from ibo_pymc.datasets import resolve_data_dir
+from ibo_pymc.datasets import load_data
+from ibo_pymc.errors import InputError
 from ibo_pymc.grid.engine import GridConfig
 from ibo_pymc.grid.reproduce import reproduce
 from ibo_pymc.io import write_csv
@@ -27,9 +30,15 @@ from ibo_pymc.io import write_csv
 def build_parser() -> ArgumentParser:
     p = ArgumentParser(
         prog="ibo-reproduce",
-        description="Fit u, ũ and ũ± to every subject with the paper's grid method and write Tables 1 and 2.",
+        description="Reproduce a study's published fits. hotspot (default): fit u, ũ and ũ± to every subject with "
+        "the paper's grid method and write Tables 1 and 2. gridsearch: the published maximum-likelihood "
+        "leave-one-round-out fits of GP-UCB and BMT-UCB per participant and context, written to fits.csv "
+        "(participant,context,model,nLL,R2,lambda,beta,tau,error_variance) and folds.csv.",
     )
+    add_task_option(p)
     add_data_option(p)
+    p.add_argument("--subject", type=subject_list, default=None, metavar="N,N,...",
+                   help="gridsearch: participants (the study's id) to fit; default all")
     p.add_argument("--split", metavar="FILE", default=None,
                    help="split file (subject,session_id,set); default: a seeded random 80/20 split")
     p.add_argument("--seed", type=seed_int, default=0, help="seed of the random split (when no --split is given)")
@@ -39,9 +48,41 @@ def build_parser() -> ArgumentParser:
     return p
 
 
+def _gridsearch(args) -> int:
+    from ibo_pymc.tasks.gridsearch import data as grid_data
+    from ibo_pymc.tasks.gridsearch.mle import reproduce as reproduce_grid
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a folder", path=out, field="--out")
+    table = grid_data.load(args.data, progress=not args.quiet)
+    subjects = args.subject
+    if subjects is not None:
+        known = set(grid_data.subjects(table))
+        missing = [s for s in subjects if s not in known]
+        if missing:
+            ids = sorted(known)
+            raise InputError(f"participant {missing[0]} is not in the data ({len(ids)} participants with ids "
+                             f"{', '.join(map(str, ids[:4]))}, ..., {ids[-1]})", field="--subject")
+    with executor(args) as ex:
+        fits, folds = reproduce_grid(table, subjects, executor=ex)
+    write_csv(folds, out / "folds.csv", float_format="%.10g")
+    write_csv(fits, out / "fits.csv", float_format="%.10g")
+    means = fits.groupby(["context", "model"])["R2"].mean().unstack()
+    with pd.option_context("display.width", 140):
+        print("mean R2 (leave-one-round-out) by context and model")
+        print(means.to_string(float_format=lambda v: f"{v:.4f}"))
+    print(f"\nwrote fits.csv, folds.csv to {out}", file=sys.stderr)
+    return 0
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    data = load_hotspot(resolve_data_dir(args.data))
+    if args.task == "gridsearch":
+        return _gridsearch(args)
+    if args.subject is not None:
+        raise InputError("--subject applies to --task gridsearch only (the hotspot reproduction fits every subject)", field="--subject")
+    data = load_data(args.data)
     split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
     with executor(args) as ex:
         res = reproduce(data, split, config=GridConfig(), executor=ex)

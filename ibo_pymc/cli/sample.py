@@ -13,6 +13,7 @@ from ibo_pymc.cli._common import (
     ArgumentParser,
     add_data_option,
     add_execution_options,
+    add_task_option,
     executor,
     load_subjects,
     positive_int,
@@ -32,10 +33,17 @@ def build_parser() -> ArgumentParser:
         description="Fit the inverse-BO model (family marginalised; NUTS per family + bridge sampling) to a "
         "subject and write an ArviZ InferenceData NetCDF.",
     )
-    p.add_argument("--subject", type=subject_arg, required=True, help="subject number (1..28) or 'all'")
+    add_task_option(p)
+    p.add_argument("--subject", type=subject_arg, required=True,
+                   help="subject number (hotspot: 1..28; gridsearch: the participant's id) or 'all'")
+    p.add_argument("--context", choices=("spatial", "conceptual"), default="spatial",
+                   help="gridsearch: which version of the task (default spatial)")
+    p.add_argument("--surrogate", choices=("GP", "BMT"), default="GP",
+                   help="gridsearch: the surrogate, GP (RBF kernel; default) or BMT (Bayesian mean tracker)")
     p.add_argument("--model", choices=("u", "tau", "tau_pm"), default="tau_pm", help="u, tau (ũ) or tau_pm (ũ±; default)")
     p.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain (default 1000)")
-    p.add_argument("--tune", type=positive_int, default=1000, help="tuning iterations per chain (default 1000)")
+    p.add_argument("--tune", type=positive_int, default=None,
+                   help="tuning iterations per chain (default 1000; gridsearch 500)")
     p.add_argument("--chains", type=positive_int, default=4, help="chains (default 4)")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0); same seed, same draws")
     p.add_argument("--sampler", choices=("nutpie", "pymc"), default="nutpie", help="NUTS implementation (default nutpie)")
@@ -101,11 +109,85 @@ def _convergence_row(m, diag, probs, bad) -> dict:
             **{f"p_{f}": p for f, p in probs.items()}, "failing": " ".join(bad)}
 
 
+def _gridsearch(args) -> int:
+    from ibo_pymc.execution import Task, run_tasks
+    from ibo_pymc.tasks.gridsearch import data as grid_data
+    from ibo_pymc.tasks.gridsearch import model as grid_model
+
+    table = grid_data.load(args.data, progress=not args.quiet)
+    known = grid_data.subjects(table)
+    if args.subject == "all":
+        subjects = known
+    elif args.subject not in known:
+        raise InputError(f"participant {args.subject} is not in the data ({len(known)} participants with ids "
+                         f"{', '.join(map(str, known[:4]))}, ..., {known[-1]})", field="--subject")
+    else:
+        subjects = [args.subject]
+    cfg = grid_model.GridFitConfig(surrogate=args.surrogate, draws=args.draws, tune=args.tune or 500, chains=args.chains,
+                                   seed=args.seed, sampler=args.sampler)
+    name = lambda s: grid_model.fit_file_name(s, args.context, args.surrogate)  # noqa: E731
+    many = args.subject == "all"
+    if many:
+        out_dir = Path(args.out or DEFAULT_DIR)
+        if out_dir.exists() and not out_dir.is_dir():
+            raise InputError("exists and is not a folder", path=out_dir, field="--out")
+        paths = [out_dir / name(s) for s in subjects]
+    else:
+        if args.out is not None and not args.out.endswith(".nc"):
+            raise InputError(f"--out {args.out!r}: expected a file name ending in .nc", field="--out")
+        paths = [Path(args.out) if args.out else Path(DEFAULT_DIR) / name(subjects[0])]
+    t0 = time.perf_counter()
+    if not many:
+        gr = grid_data.grid_rounds(table, subjects[0], args.context)
+        if not args.quiet:
+            print(f"fitting participant {gr.subject} ({args.context}, {args.surrogate}): {gr.n_rounds} rounds, "
+                  f"{gr.n_choices} choices, families {', '.join(cfg.families)}", file=sys.stderr, flush=True)
+        idata = grid_model.fit(gr, cfg)
+        grid_model.save(idata, paths[0])
+        conv = grid_model.convergence(idata, cfg)
+        if not args.quiet:
+            print(f"\nparticipant {gr.subject}, {args.context}, {args.surrogate}: {time.perf_counter() - t0:.1f} s")
+            print("posterior family probabilities: "
+                  + ", ".join(f"{f} {p:.3f}" for f, p in grid_model.family_probabilities(idata).items()))
+            with pd.option_context("display.width", 140):
+                print(grid_model.summary(idata).to_string(float_format=lambda v: f"{v:.3f}"))
+            h = grid_model._headline(conv)
+            print(f"R-hat max {h['r_hat_max']:.3f}, bulk ESS min {h['ess_bulk_min']:.0f}, tail ESS min "
+                  f"{h['ess_tail_min']:.0f}, divergences {h['divergences']} (families with probability >= "
+                  f"{cfg.relevance})")
+        print(f"wrote {paths[0]}", file=sys.stderr)
+        if args.strict and not conv["converged"].all():
+            print(f"ibo-sample: error: participant {gr.subject} did not converge", file=sys.stderr)
+            return 3
+        return 0
+    tasks = [Task(f"participant {s}, {args.context}", grid_model.fit_and_save,
+                  (grid_data.grid_rounds(table, s, args.context), cfg, str(p))) for s, p in zip(subjects, paths)]
+    with executor(args) as ex:
+        out = run_tasks(tasks, ex, label="gridsearch fits")
+    status = report_failures(out.failures, "ibo-sample")
+    rows = [r for r in out.results if r is not None]
+    if rows:
+        from ibo_pymc.io import write_csv
+        from ibo_pymc.tasks.gridsearch.cohort import summarise_fits
+
+        summ_path = Path(args.out or DEFAULT_DIR) / f"summary-gridsearch-{args.context}-{args.surrogate}.csv"
+        write_csv(summarise_fits([r["path"] for r in rows]), summ_path, float_format="%.6g")
+        print(f"wrote {len(rows)} fits and {summ_path} (posterior intervals, family probabilities, PSIS-LOO, "
+              f"convergence; {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+        if args.strict and not all(r["converged"] for r in rows):
+            status = status or 3
+    return status
+
+
 def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.model.fit import FitConfig, IBOModel, failing_quantities
     from ibo_pymc.model.results import family_probability
 
     args = build_parser().parse_args(argv)
+    if args.task == "gridsearch":
+        return _gridsearch(args)
+    if args.tune is None:
+        args.tune = 1000
     data, subjects = load_subjects(args)
     many = args.subject == "all"
     cfg = FitConfig(model=args.model, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed, sampler=args.sampler)

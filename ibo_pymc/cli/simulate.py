@@ -97,10 +97,10 @@ def _gamma(args) -> float:
         return protocol_gamma(args.protocol)
     if args.gamma != "study":
         return float(args.gamma)
-    from ibo_pymc.data import load_hotspot, load_split, random_split
-    from ibo_pymc.datasets import resolve_data_dir
+    from ibo_pymc.data import load_split, random_split
+    from ibo_pymc.datasets import load_data
 
-    data = load_hotspot(resolve_data_dir(args.data))
+    data = load_data(args.data)
     split = load_split(args.split, data) if args.split else random_split(data, seed=0)
     gamma = study_gamma([split.partition(data.observations(s))[0] for s in data.subjects])
     if not args.quiet:

@@ -121,6 +121,55 @@ def fetch(dest: str | Path | None = None, *, url: str | None = None, progress: b
     return dest
 
 
+def fetch_pinned(
+    files: dict[str, tuple[str, str]], dest: str | Path, *, label: str, progress: bool = True
+) -> Path:
+    """Download pinned files into ``dest`` and check each against its SHA-256 (any dataset).
+
+    ``files`` maps the local file name to ``(full URL, hex SHA-256)``; files
+    present with the right hash are kept, a mismatching download is rejected
+    (not kept). One progress line on stderr. Returns ``dest``.
+    """
+    dest = Path(dest)
+    reg = {name: f"sha256:{digest}" for name, (_, digest) in files.items()}
+    fetcher = pooch.create(path=dest, base_url="", registry=reg, urls={n: u for n, (u, _) in files.items()}, retry_if_failed=2)
+    names = sorted(files)
+    for k, name in enumerate(names, start=1):
+        if progress:
+            print(f"\rfetching {label} {k}/{len(names)}: {name:<24}", end="", file=sys.stderr, flush=True)
+        try:
+            with _pooch_quiet():
+                fetcher.fetch(name)
+        except ValueError as exc:
+            if "hash" in str(exc).lower():
+                raise DataIntegrityError(
+                    f"download does not match its pinned SHA-256 {files[name][1][:12]}...; rejected (not saved)",
+                    path=files[name][0],
+                ) from None
+            raise
+        except Exception as exc:  # network errors
+            raise InputError(
+                f"download failed ({type(exc).__name__}: {exc}); pass --data DIR with a local copy",
+                path=files[name][0],
+            ) from None
+    if progress:
+        print(f"\rfetched {len(names)} {label} files into {dest}" + " " * 10, file=sys.stderr)
+    return dest
+
+
+def check_pinned(folder: str | Path, files: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """File name -> what is wrong with it, for every pinned file missing or damaged in ``folder``."""
+    folder = Path(folder)
+    problems = {}
+    for name, (_, digest) in sorted(files.items()):
+        p = folder / name
+        if not p.is_file():
+            problems[name] = "missing"
+        elif (got := _sha256(p)) != digest:
+            problems[name] = f"SHA-256 {got[:12]}... does not match the pinned {digest[:12]}..."
+    return problems
+
+
 def verify(folder: str | Path) -> list[str]:
     """Check every registered file in ``folder`` against its SHA-256.
 

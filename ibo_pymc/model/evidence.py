@@ -93,8 +93,6 @@ def component_evidences(sd, parameters, comps, cond: dict, rng: np.random.Genera
     unconstrained space; the bridge draws' effective sample size is the smallest
     bulk ESS of the second halves of the chains.
     """
-    import arviz as az
-
     from ibo_pymc.forward.priors import log_density_unconstrained
 
     out = []
@@ -104,7 +102,16 @@ def component_evidences(sd, parameters, comps, cond: dict, rng: np.random.Genera
         def log_density(zz, c=c):
             return parameters.loglik(sd, c.family, parameters.from_unconstrained(c, zz)).sum(-1) + log_density_unconstrained(zz).sum(-1)
 
-        half = z.shape[1] // 2
-        ess = min(float(az.ess(z[:, half:, j])) for j in range(z.shape[-1]))
-        out.append(bridge_sampling(z, log_density, rng, n_eff=ess))
+        out.append(bridge_from_draws(z, log_density, rng))
     return out
+
+
+def bridge_from_draws(z: np.ndarray, log_density, rng: np.random.Generator) -> BridgeResult:
+    """Bridge sampling of the normalising constant of ``log_density`` from NUTS draws ``z`` (chain, draw, dim)
+    on an unconstrained scale, with the effective sample size of the draws' second halves (the part
+    :func:`bridge_sampling` uses for the posterior side) as ``n_eff``; shared by every task's fit."""
+    import arviz as az
+
+    half = z.shape[1] // 2
+    ess = min(float(az.ess(z[:, half:, j])) for j in range(z.shape[-1]))
+    return bridge_sampling(z, log_density, rng, n_eff=ess)

@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 
 CASES = json.loads((Path(__file__).resolve().parents[1] / "corpus" / "cases.json").read_text())
-MODULES = {"ibo-data": "data", "ibo-sample": "sample", "ibo-compare": "compare", "ibo-plot": "plot", "ibo-cohort": "cohort"}
-SUFFIX = {"ibo-data": ".csv", "ibo-sample": ".nc", "ibo-compare": ".csv", "ibo-plot": ".png", "ibo-cohort": ".csv"}
+MODULES = {"ibo-data": "data", "ibo-sample": "sample", "ibo-compare": "compare", "ibo-plot": "plot", "ibo-cohort": "cohort",
+           "ibo-reproduce": "reproduce"}
+SUFFIX = {"ibo-data": ".csv", "ibo-sample": ".nc", "ibo-compare": ".csv", "ibo-plot": ".png", "ibo-cohort": ".csv",
+          "ibo-reproduce": ""}
 
 
 def _argv(name, corpus, tmp_path):

@@ -156,6 +156,31 @@ def lme_case(rows, expect, names, extra=(), rc=2):
     return make, {"command": cmd, "rc": rc, "expect": expect, "names": names}
 
 
+def table_case(name, text, command, expect, names, rc=2):
+    """A tidy table (bring your own data) written as ``<case>/<name>``."""
+
+    def make(case: Path):
+        (case / name).write_text(text)
+
+    return make, {"command": command, "rc": rc, "expect": expect, "names": names}
+
+
+ROUNDS = ["ibo-data", "observations", "--data", "{case}/rounds.csv", "--csv", "{out}"]
+GOOD_ROUNDS = "subject,delta_r1,theta2,session\n1,2.5,0.3,11\n1,-1.0,-2.0,12\n2,0.5,3.0,13\n"
+CHOICES = ["ibo-reproduce", "--task", "gridsearch", "--data", "{case}/choices.csv", "--out", "{out}"]
+GOOD_CHOICES = ("subject,context,round,trial,x,y,z\n"
+                + "".join(f"7,spatial,1,{t},{t % 8},{(3 * t) % 8},{40 + t}\n" for t in range(1, 5)))
+
+
+def _choices_line(k, field, value):
+    rows = GOOD_CHOICES.splitlines()
+    head = rows[0].split(",")
+    cells = rows[k].split(",")
+    cells[head.index(field)] = value
+    rows[k] = ",".join(cells)
+    return "\n".join(rows) + "\n"
+
+
 GOOD_LME = "subject,u,tau,tau_pm\n1,-10.5,-9.0,-8.2\n2,-11.0,-12.5,-10.1\n3,-7.25,-7.5,-7.0\n"
 
 CASES = {
@@ -239,6 +264,36 @@ CASES = {
     "lme-bad-suffix": lme_case(GOOD_LME, "--csv", ".csv", extra=["--csv", "{case}/out.txt"]),
     # deliberately accepted: a byte-order mark, Windows line ends, no subject column
     "lme-bom-crlf-accepted": lme_case(b"\xef\xbb\xbfu,tau\r\n-1,-2\r\n-3,-1\r\n", "", "", rc=0),
+    # --- tidy tables (bring your own data) -----------------------------------------------
+    "rounds-missing-column": table_case("rounds.csv", GOOD_ROUNDS.replace("theta2", "theta"), ROUNDS, "missing column",
+                                        "rounds.csv: field 'theta2'"),
+    "rounds-non-numeric": table_case("rounds.csv", GOOD_ROUNDS.replace("-1.0", "left"), ROUNDS, "expected a number",
+                                     "rounds.csv:3: field 'delta_r1'"),
+    "rounds-angle-degrees": table_case("rounds.csv", GOOD_ROUNDS.replace("3.0", "170"), ROUNDS, "(-pi, pi]",
+                                       "rounds.csv:4: field 'theta2'"),
+    "rounds-duplicate-session": table_case("rounds.csv", GOOD_ROUNDS.replace(",12\n", ",11\n"), ROUNDS, "appears twice",
+                                           "rounds.csv:3: field 'session'"),
+    "rounds-subject-zero": table_case("rounds.csv", GOOD_ROUNDS.replace("\n2,", "\n0,"), ROUNDS, "subject number >= 1",
+                                      "rounds.csv:4: field 'subject'"),
+    "rounds-empty": table_case("rounds.csv", "subject,delta_r1,theta2\n", ROUNDS, "no rows", "rounds.csv"),
+    "choices-missing-column": table_case("choices.csv", GOOD_CHOICES.replace(",z\n", ",reward\n"), CHOICES,
+                                         "missing column", "choices.csv: field 'z'"),
+    "choices-off-grid": table_case("choices.csv", _choices_line(2, "x", "8"), CHOICES, "grid coordinate 0..7",
+                                   "choices.csv:3: field 'x'"),
+    "choices-bad-context": table_case("choices.csv", _choices_line(3, "context", "spatail"), CHOICES,
+                                      "spatial, conceptual", "choices.csv:4: field 'context'"),
+    "choices-fractional-round": table_case("choices.csv", _choices_line(1, "round", "1.5"), CHOICES,
+                                           "expected an integer", "choices.csv:2: field 'round'"),
+    "choices-reward-missing": table_case("choices.csv", _choices_line(4, "z", ""), CHOICES, "expected a number",
+                                         "choices.csv:5: field 'z'"),
+    "choices-duplicate-trial": table_case("choices.csv", _choices_line(2, "trial", "1"), CHOICES, "appears twice",
+                                          "choices.csv:3: field 'trial'"),
+    "choices-trial-gap": table_case("choices.csv", _choices_line(4, "trial", "7"), CHOICES, "without gaps",
+                                    "choices.csv: field 'trial'"),
+    "choices-unknown-subject": table_case("choices.csv", GOOD_CHOICES, [*CHOICES, "--subject", "8"],
+                                          "participant 8 is not in the data", "field '--subject'"),
+    "choices-subject-with-hotspot": raw_case(None, "--task gridsearch only", "field '--subject'",
+                                             command=["ibo-reproduce", "--data", "{valid}", "--subject", "1", "--out", "{out}"]),
     # --- command-line options -----------------------------------------------------------
     "unknown-model": raw_case(None, "--model", "invalid choice", command=[*SAMPLE, "--subject", "1", "--model", "v"]),
     "subject-out-of-range": raw_case(None, "--subject 29", "1..2", command=[*SAMPLE, "--subject", "29"]),

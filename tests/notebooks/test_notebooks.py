@@ -11,10 +11,10 @@ NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 NAMES = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
 
-def test_all_six_notebooks_are_committed_with_outputs():
+def test_all_seven_notebooks_are_committed_with_outputs():
     import nbformat
 
-    assert len(NAMES) == 6
+    assert len(NAMES) == 7
     for name in NAMES:
         nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
@@ -48,6 +48,7 @@ def test_notebook_executes(name, monkeypatch, raw_folder):
 
     monkeypatch.setenv("IBO_QUICK", "1")
     monkeypatch.setenv("IBO_DATA_DIR", str(raw_folder))
+    monkeypatch.setenv("IBO_GRID_DATA_DIR", str(Path(__file__).resolve().parents[3] / "shared" / "data" / "cognitivemaps"))
     monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend, as in Jupyter
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()

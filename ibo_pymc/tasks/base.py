@@ -1,0 +1,50 @@
+"""What a task is: the part of inverse BO that differs from one search task to another.
+
+A task provides (:class:`Task`):
+
+* **data**: ``load(data)`` turns what the user names (the study's files, fetched
+  at a pinned commit when nothing is named; a local folder; a tidy table as
+  CSV, Parquet or a DataFrame) into its tidy data set, refusing bad input with
+  one-line errors; ``subjects(dataset)`` and ``observations(dataset, subject,
+  ...)`` give one subject's observations;
+* **the forward model**: its surrogate and candidate set, and the choice
+  likelihood of an acquisition family (``families``);
+* **inference**: ``fit(observations, ...)`` returns an ArviZ InferenceData of
+  the family-marginalised posterior, with posterior family probabilities and
+  pointwise log-likelihoods for LOO;
+* **reproduction**: ``reproduce(dataset, ...)``, the published protocol of the
+  study the task comes from.
+
+What every task shares lives outside :mod:`ibo_pymc.tasks`: bridge sampling of
+the families' evidences (:mod:`ibo_pymc.model.evidence`), the execution layer
+that runs loops over subjects on any executor (:mod:`ibo_pymc.execution`), the
+pinned-file fetching (:mod:`ibo_pymc.data.fetch`), atomic output
+(:mod:`ibo_pymc.io`), ArviZ's LOO, and the command-line tools, whose
+``--task`` picks the task.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Task(Protocol):
+    name: str
+    #: the acquisition families whose choice is marginalised
+    families: tuple[str, ...]
+
+    def load(self, data: Any = None, *, progress: bool = True) -> Any:
+        """The tidy data set that ``data`` names (None: the study's data, fetched and checked)."""
+
+    def subjects(self, dataset: Any) -> list[int]:
+        """The subjects of a data set."""
+
+    def observations(self, dataset: Any, subject: int, **where) -> Any:
+        """One subject's observations (``where``: e.g. the grid task's ``context``)."""
+
+    def fit(self, observations: Any, **config) -> Any:
+        """The family-marginalised posterior of one subject as ArviZ InferenceData."""
+
+    def reproduce(self, dataset: Any, **options) -> Any:
+        """The published analysis of the study the task comes from."""

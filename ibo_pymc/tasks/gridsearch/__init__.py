@@ -1,0 +1,50 @@
+"""The grid-search task (Wu et al. 2018, 2020): 64 options on an 8 x 8 grid, 20 choices per round.
+
+* :mod:`.data` -- the cognitivemaps study (fetched, pinned) or a tidy table -> per-participant rounds
+* :mod:`.surrogate` -- GP (RBF kernel) and Bayesian mean tracker posteriors before every choice
+* :mod:`.choice` -- acquisition families (UCB, EI, PI, mean, variance) and the softmax choice rule
+* :mod:`.likelihood` -- surrogate + family + softmax: each round's log-likelihood and gradient
+* :mod:`.density` -- the log-density as a PyTensor Op, a nutpie C callback and a vectorised form
+* :mod:`.model` -- the Bayesian fit with the family marginalised (InferenceData)
+* :mod:`.mle` -- the published maximum-likelihood leave-one-round-out protocol
+* :mod:`.compare` -- PSIS-LOO by round and leave-one-round-out held-out lppd
+* :mod:`.simulate` -- simulated participants on the study's environments; parameter recovery
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ibo_pymc.tasks.gridsearch.choice import FAMILIES
+
+
+@dataclass(frozen=True)
+class GridSearchTask:
+    name: str = "gridsearch"
+    families: tuple = tuple(FAMILIES)
+
+    def load(self, data=None, *, progress: bool = True):
+        """The tidy table of choices (:func:`.data.load`)."""
+        from ibo_pymc.tasks.gridsearch.data import load
+
+        return load(data, progress=progress)
+
+    def subjects(self, dataset) -> list[int]:
+        from ibo_pymc.tasks.gridsearch.data import subjects
+
+        return subjects(dataset)
+
+    def observations(self, dataset, subject: int, *, context: str = "spatial", **where):
+        from ibo_pymc.tasks.gridsearch.data import MODEL_ROUNDS, grid_rounds
+
+        return grid_rounds(dataset, subject, context, where.get("rounds", MODEL_ROUNDS))
+
+    def fit(self, observations, **config):
+        from ibo_pymc.tasks.gridsearch.model import GridFitConfig, fit
+
+        return fit(observations, GridFitConfig(**config))
+
+    def reproduce(self, dataset, *, subjects=None, executor=None):
+        from ibo_pymc.tasks.gridsearch.mle import reproduce
+
+        return reproduce(dataset, subjects, executor=executor)

@@ -1,0 +1,270 @@
+"""The grid task's log-density on the unconstrained (log) scale: one Numba kernel, three front ends.
+
+A fit's parameters are the surrogate's ``theta`` (lambda or error_variance),
+``beta`` (UCB only) and ``tau``, each with a log-normal prior, i.e. a normal
+prior on ``x = log(parameter)``; the unconstrained point is ``x``. The
+density is ``sum_r loglik_r(exp(x)) + sum_j log N(x_j; m_j, s_j)`` with its
+gradient in ``x``. It serves
+
+* :class:`GridLogLik`, the PyTensor Op of the PyMC model (per-round
+  log-likelihood with its analytic gradient; :mod:`.model` builds on it),
+* :func:`compile_nutpie`, nutpie's compiled model from a cached C callback (no
+  per-process compilation: the callback is compiled once per machine),
+* :func:`log_density`, the same density at many points (bridge sampling).
+
+Data buffer (float64): header ``[R, T, family, surrogate, n_dim, m_0, s_0, m_1, s_1, m_2, s_2]``
+then the choices (R*T) and the rescaled rewards (R*T).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+import pytensor.tensor as pt
+from pytensor.gradient import grad_not_implemented
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
+
+from ibo_pymc.tasks.gridsearch.choice import _loglik_kernel, family_code
+from ibo_pymc.tasks.gridsearch.surrogate import (
+    BMT_PRIOR_VAR,
+    NOISE,
+    SQDIST_INT,
+    _bmt_all,
+    _gp_all,
+)
+
+SURROGATE_CODE = {"GP": 0, "BMT": 1}
+_H = 11
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+@numba.njit(cache=True)
+def _round_loglik(choices, y, surrogate, family, theta, beta, tau, grad):
+    """Per-round log-likelihood (R,) and its gradient (R, 3) in (theta, beta, tau); the plain choice rule."""
+    R, T = choices.shape
+    lengths = np.full(R, T, dtype=np.int64)
+    if surrogate == 0:
+        mu, var, dmu, dvar = _gp_all(choices, y, lengths, theta, SQDIST_INT, NOISE, grad)
+    else:
+        mu, var, dmu, dvar = _bmt_all(choices, y, lengths, theta * theta, BMT_PRIOR_VAR, SQDIST_INT.shape[0], grad)
+        dmu *= 2.0 * theta
+        dvar *= 2.0 * theta
+    ll = np.empty(R)
+    g = np.empty((R, 3))
+    _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, False, ll, g)
+    return ll, g
+
+
+@numba.njit(cache=True)
+def _unpack(buf):
+    R = int(buf[0])
+    T = int(buf[1])
+    choices = np.empty((R, T), dtype=np.int64)
+    y = np.empty((R, T))
+    off = _H
+    for r in range(R):
+        for t in range(T):
+            choices[r, t] = int(buf[off + r * T + t])
+            y[r, t] = buf[off + R * T + r * T + t]
+    return choices, y
+
+
+@numba.njit(cache=True)
+def _density_at(x, buf, choices, y, out, grad):
+    family = int(buf[2])
+    surrogate = int(buf[3])
+    n_dim = int(buf[4])
+    theta = math.exp(x[0])
+    if n_dim == 3:
+        beta = math.exp(x[1])
+        tau = math.exp(x[2])
+    else:
+        beta = 0.0
+        tau = math.exp(x[1])
+    ll, g = _round_loglik(choices, y, surrogate, family, theta, beta, tau, grad)
+    total = 0.0
+    for r in range(ll.shape[0]):
+        total += ll[r]
+    for j in range(n_dim):
+        m = buf[5 + 2 * j]
+        s = buf[6 + 2 * j]
+        z = (x[j] - m) / s
+        total += -0.5 * z * z - math.log(s) - 0.5 * _LOG_2PI
+        if grad:
+            out[j] = -z / s
+    if grad:
+        g0 = 0.0
+        g1 = 0.0
+        g2 = 0.0
+        for r in range(ll.shape[0]):
+            g0 += g[r, 0]
+            g1 += g[r, 1]
+            g2 += g[r, 2]
+        out[0] += g0 * theta
+        if n_dim == 3:
+            out[1] += g1 * beta
+            out[2] += g2 * tau
+        else:
+            out[1] += g2 * tau
+    return total
+
+
+@numba.njit(cache=True, parallel=True)
+def _density_many(X, buf):
+    choices, y = _unpack(buf)
+    out = np.empty(X.shape[0])
+    for i in numba.prange(X.shape[0]):
+        g = np.empty(X.shape[1])
+        out[i] = _density_at(X[i], buf, choices, y, g, False)
+    return out
+
+
+@numba.njit(cache=True, parallel=True)
+def _round_loglik_many(choices, y, surrogate, family, theta, beta, tau):
+    out = np.empty((theta.shape[0], choices.shape[0]))
+    for i in numba.prange(theta.shape[0]):
+        out[i] = _round_loglik(choices, y, surrogate, family, theta[i], beta[i], tau[i], False)[0]
+    return out
+
+
+def round_loglik_many(choices, y, surrogate: str, family: str, theta, beta, tau) -> np.ndarray:
+    """Per-round log-likelihood (n, R) at n parameter points (plain choice rule), in parallel."""
+    arr = [np.ascontiguousarray(v, dtype=float) for v in (theta, beta, tau)]
+    return _round_loglik_many(np.ascontiguousarray(choices, dtype=np.int64), np.ascontiguousarray(y, dtype=float),
+                              SURROGATE_CODE[surrogate], family_code(family), *arr)
+
+
+def pack(choices, y, surrogate: str, family: str, prior: np.ndarray) -> np.ndarray:
+    """The data buffer; ``prior`` (n_dim, 2) the normal priors' mean and sd of each log-parameter."""
+    choices = np.asarray(choices)
+    R, T = choices.shape
+    prior = np.asarray(prior, float)
+    head = np.zeros(_H)
+    head[:5] = [R, T, family_code(family), SURROGATE_CODE[surrogate], len(prior)]
+    head[5:5 + prior.size] = prior.ravel()
+    return np.ascontiguousarray(np.concatenate([head, choices.ravel().astype(float), np.asarray(y, float).ravel()]))
+
+
+def log_density(buf: np.ndarray, X) -> np.ndarray:
+    """The log-density at each row of ``X`` (n, n_dim), unconstrained."""
+    X = np.atleast_2d(np.asarray(X, float))
+    return _density_many(np.ascontiguousarray(X), buf)
+
+
+def log_density_grad(buf: np.ndarray, x) -> tuple[float, np.ndarray]:
+    choices, y = _unpack(buf)
+    g = np.zeros(len(x))
+    return float(_density_at(np.asarray(x, float), buf, choices, y, g, True)), g
+
+
+# ---------------------------------------------------------------- nutpie: a cached C callback
+
+_LOGP_SIG = numba.types.int64(numba.types.uint64, numba.types.CPointer(numba.types.double),
+                              numba.types.CPointer(numba.types.double), numba.types.CPointer(numba.types.double),
+                              numba.types.voidptr)
+_EXPAND_SIG = numba.types.int64(numba.types.uint64, numba.types.uint64, numba.types.CPointer(numba.types.double),
+                                numba.types.CPointer(numba.types.double), numba.types.voidptr)
+
+
+@numba.njit(cache=True)
+def _buffer_size(head):
+    return _H + 2 * int(head[0]) * int(head[1])
+
+
+@numba.cfunc(_LOGP_SIG, cache=True, error_model="numpy")
+def _logp_cfunc(dim, x_, out_, logp_, user_data_):
+    head = numba.carray(user_data_, (_H,), np.float64)
+    if dim != int(head[4]):
+        return -1
+    buf = numba.carray(user_data_, (_buffer_size(head),), np.float64)
+    x = numba.carray(x_, (dim,))
+    out = numba.carray(out_, (dim,))
+    logp = numba.carray(logp_, (1,))
+    choices, y = _unpack(buf)
+    val = _density_at(x, buf, choices, y, out, True)
+    logp[0] = val
+    if not np.isfinite(val):
+        return 4
+    for i in range(dim):
+        if not np.isfinite(out[i]):
+            return 3
+    return 0
+
+
+@numba.cfunc(_EXPAND_SIG, cache=True, error_model="numpy")
+def _expand_cfunc(dim, expanded, x_, out_, user_data_):
+    x = numba.carray(x_, (dim,))
+    out = numba.carray(out_, (expanded,))
+    for i in range(dim):
+        out[i] = x[i]  # draws are kept on the log scale; exponentiated when assembled
+    return 0
+
+
+def compile_nutpie(buf: np.ndarray, names: list[str], initial_point):
+    """nutpie's compiled-model object of one family's conditional posterior (draws on the log scale)."""
+    from nutpie.compile_pymc import CompiledPyMCModel
+
+    n_dim = int(buf[4])
+    return CompiledPyMCModel(
+        _n_dim=n_dim, dims={}, _coords={}, _shapes={n: () for n in names},
+        compiled_logp_func=_logp_cfunc, compiled_expand_func=_expand_cfunc,
+        initial_point_func=initial_point, shared_data={}, user_data=buf, n_expanded=n_dim,
+        shape_info=(list(names), [slice(i, i + 1) for i in range(n_dim)], [() for _ in range(n_dim)]),
+        logp_func=None, expand_func=None,
+    )
+
+
+# ---------------------------------------------------------------- PyTensor Op
+
+class GridLogLik(Op):
+    """Per-round log-likelihood ``ll (R,)`` of one family with its Jacobian ``(R, 3)`` in (theta, beta, tau)."""
+
+    __props__ = ("surrogate", "family")
+
+    def __init__(self, surrogate: str, family: str):
+        self.surrogate = surrogate
+        self.family = family
+        self._codes = (SURROGATE_CODE[surrogate], family_code(family))
+
+    def make_node(self, choices, y, theta, beta, tau):
+        choices = pt.as_tensor_variable(choices, dtype="int64")
+        y = pt.as_tensor_variable(y, dtype="float64")
+        params = [pt.as_tensor_variable(v, dtype="float64") for v in (theta, beta, tau)]
+        if choices.ndim != 2 or y.ndim != 2 or any(p.ndim != 0 for p in params):
+            raise ValueError("GridLogLik: choices and y are (rounds, trials), theta, beta, tau scalars")
+        return Apply(self, [choices, y, *params], [pt.dvector(), pt.dmatrix()])
+
+    def perform(self, node, inputs, outputs):
+        choices, y, theta, beta, tau = inputs
+        ll, g = _round_loglik(choices, y, self._codes[0], self._codes[1], float(theta), float(beta), float(tau), True)
+        outputs[0][0] = ll
+        outputs[1][0] = g
+
+    def infer_shape(self, fgraph, node, shapes):
+        R = shapes[0][0]
+        return [(R,), (R, 3)]
+
+    def grad(self, inputs, output_grads):
+        g_ll = output_grads[0]
+        _, jac = self(*inputs)
+        data = [grad_not_implemented(self, j, inputs[j], "the data are not differentiable") for j in range(2)]
+        return data + [pt.dot(g_ll, jac[:, j]) for j in range(3)]
+
+
+try:  # the Numba backend calls the same kernel
+    from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
+
+    @register_funcify_default_op_cache_key(GridLogLik)
+    def _numba_grid_loglik(op, node=None, **kwargs):
+        s_code, f_code = op._codes
+
+        @numba.njit
+        def grid_loglik_numba(choices, y, theta, beta, tau):
+            return _round_loglik(choices, y, s_code, f_code, theta.item(), beta.item(), tau.item(), True)
+
+        return grid_loglik_numba
+except ImportError:  # pragma: no cover
+    pass

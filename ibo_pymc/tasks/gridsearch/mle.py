@@ -1,0 +1,267 @@
+"""Maximum-likelihood fits with leave-one-round-out cross-validation: the published protocol.
+
+Wu et al. (2020) fit each participant and context separately: for every round
+k of rounds 1-9, the parameters maximise the likelihood of the other eight
+rounds' choices (152), searched on the log scale in [-5, 5] each, and the
+held-out round's negative log-likelihood (19 choices) is recorded. The
+participant's ``nLL`` is the sum over the nine held-out rounds and
+``R2 = 1 - nLL / (171 ln 64)``; the reported parameters are each the median
+over the nine folds. The likelihood is the published one (``published=True``:
+their clamps of q and of the chosen option's probability).
+
+The authors searched with differential evolution (DEoptim, 200 generations of
+30). Here every fold is maximised by L-BFGS-B with the analytic gradient from
+several starting points: the local minima of the profile likelihood over a
+grid of the surrogate parameter (:func:`profile`; for a fixed surrogate
+parameter the inner problem in beta and tau is nearly concave; the whole data
+on a grid of step 0.5, each fold on one of step 1), and the optima of the whole
+data and of the earlier folds; the best of all is then walked along a fine
+profile (step 0.05, :func:`_fine_profile`) and polished by Nelder-Mead. The
+likelihood has several modes (a participant may be fitted by a long
+length-scale with a small temperature, or a short one with a large exploration
+bonus), which is why a local search alone is not enough. The GP part of the likelihood depends on lambda only,
+so the evaluation is dominated by one Cholesky factorisation per round.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+from ibo_pymc.tasks.gridsearch.choice import choice_loglik
+from ibo_pymc.tasks.gridsearch.data import GridRounds
+from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME, loglik, posterior
+
+#: the published search box, on the log scale
+LOG_BOUNDS = (-5.0, 5.0)
+#: the published models: name -> (surrogate, family)
+MODELS = {"GP-UCB": ("GP", "UCB"), "BMT-UCB": ("BMT", "UCB")}
+N_OPTIONS = 64
+
+
+@dataclass(frozen=True)
+class FoldFit:
+    round: int
+    train_nll: float
+    test_nll: float
+    theta: float
+    beta: float
+    tau: float
+
+
+def _objective(choices, y, surrogate, family):
+    def f(u):
+        th, b, t = np.exp(u)
+        ll, g = loglik(choices, y, surrogate, family, th, b, t, grad=True, published=True)
+        # d/du = d/dx * x
+        return -float(ll.sum()), -(g.sum(0) * np.exp(u))
+    return f
+
+
+#: the surrogate parameter's profile grid (log scale, the whole box)
+PROFILE_THETA = tuple(np.arange(-5.0, 5.0001, 0.5))
+#: the folds' coarser grid (they also start from the whole data's optimum and the earlier folds')
+FOLD_PROFILE_THETA = tuple(np.arange(-5.0, 5.0001, 1.0))
+#: fixed starting points of the inner (log beta, log tau) search
+INNER_STARTS = ((-1.5, -3.0), (1.0, -1.0))
+
+
+def _inner(post, choices, y, family, starts):
+    """max over (log beta, log tau) in the box with the surrogate's posterior fixed: (nll, (lb, ltau))."""
+    def f(v):
+        b, t = np.exp(v)
+        ll, g = choice_loglik(post, choices, y, family, b, t, published=True)
+        return -float(ll.sum()), -np.array([g[:, 1].sum() * b, g[:, 2].sum() * t])
+
+    best = (math.inf, None)
+    for s in starts:
+        r = optimize.minimize(f, np.clip(s, *LOG_BOUNDS), jac=True, method="L-BFGS-B", bounds=[LOG_BOUNDS] * 2,
+                              options={"maxiter": 300, "ftol": 1e-12, "gtol": 1e-7})
+        if r.fun < best[0]:
+            best = (float(r.fun), np.asarray(r.x, float))
+    return best
+
+
+def profile(choices, y, surrogate, family, grid=PROFILE_THETA):
+    """The profile likelihood over the surrogate parameter's grid: ``(points (n, 3), nll (n,))``.
+
+    For a fixed surrogate parameter the posterior is fixed, and the choice rule's log-likelihood is
+    (up to the published clamps) concave in (1 / tau, beta / tau): the inner search over beta and
+    tau finds its maximum from any start. The outer problem is one-dimensional, so the grid sees
+    every mode of it.
+    """
+    pts, out = [], []
+    warm = None
+    for lt in grid:
+        post = posterior(choices, y, surrogate, float(np.exp(lt)), published=True)
+        starts = list(INNER_STARTS) if warm is None else [warm, INNER_STARTS[0]]
+        nll, v = _inner(post, choices, y, family, starts)
+        warm = v
+        pts.append((lt, *v))
+        out.append(nll)
+    return np.array(pts), np.array(out)
+
+
+def _distinct(points, tol=0.05):
+    out = []
+    for p in points:
+        if all(np.max(np.abs(p - q)) > tol for q in out):
+            out.append(p)
+    return out
+
+
+def _polish(fun, x0, maxfev):
+    """Nelder-Mead in the box: the published objective has flat and stepped regions (its clamps), where
+    gradients vanish; a simplex still moves there."""
+    r = optimize.minimize(lambda u: fun(np.clip(u, *LOG_BOUNDS)), x0, method="Nelder-Mead",
+                          options={"maxfev": maxfev, "xatol": 1e-6, "fatol": 1e-9, "initial_simplex": x0 + 0.25 * np.vstack([np.zeros(3), np.eye(3)])})
+    return float(r.fun), np.clip(r.x, *LOG_BOUNDS)
+
+
+def maximise(choices, y, surrogate, family, *, extra_starts=(), n_refine: int = 3, explore: int = 0, seed: int = 0,
+             grid=PROFILE_THETA):
+    """Best (negative log-likelihood, log-parameters): the profile's (on ``grid``) ``n_refine`` best local
+    minima and ``extra_starts``, each polished by L-BFGS-B in all three parameters; the best walked along
+    the fine profile (:func:`_fine_profile`) and polished by L-BFGS-B, then Nelder-Mead.
+
+    ``explore`` > 0 adds that many quasi-random (Sobol, seeded) points of the whole box, the best three
+    polished by Nelder-Mead: the published clamps make stepped regions (tiny tau, huge beta) whose
+    lowest points no gradient leads to.
+    """
+    f = _objective(choices, y, surrogate, family)
+    value = lambda u: f(u)[0]  # noqa: E731
+    pts, scores = profile(choices, y, surrogate, family, grid)
+    n = len(scores)
+    minima = [i for i in range(n) if (i == 0 or scores[i] <= scores[i - 1]) and (i == n - 1 or scores[i] <= scores[i + 1])]
+    minima = sorted(minima, key=lambda i: scores[i])[:n_refine]
+    starts = _distinct([pts[i] for i in minima] + [np.asarray(s, float) for s in extra_starts])
+    i0 = int(np.argmin(scores))
+    cands = [(float(scores[i0]), pts[i0].astype(float))]
+    bounds = [LOG_BOUNDS] * 3
+    for s in starts:
+        r = optimize.minimize(f, np.clip(s, *LOG_BOUNDS), jac=True, method="L-BFGS-B", bounds=bounds,
+                              options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-7})
+        cands.append((float(r.fun), np.asarray(r.x, float)))
+    if explore:
+        from scipy.stats import qmc
+
+        lo, hi = LOG_BOUNDS
+        probe = lo + (hi - lo) * qmc.Sobol(3, scramble=True, seed=seed).random(explore)
+        vals = np.array([value(u) for u in probe])
+        for i in np.argsort(vals)[:3]:
+            cands.append(_polish(value, probe[i], 300))
+    best = min(cands, key=lambda c: c[0])
+    fine = _fine_profile(choices, y, surrogate, family, best[1])
+    if fine[0] < best[0]:
+        r = optimize.minimize(f, fine[1], jac=True, method="L-BFGS-B", bounds=bounds,
+                              options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-7})
+        best = min([fine, (float(r.fun), np.asarray(r.x, float))], key=lambda c: c[0])
+    polished = _polish(value, best[1], 150)
+    return polished if polished[0] < best[0] else best
+
+
+#: the fine profile's step in the log surrogate parameter, and how many steps without improvement end a walk
+FINE_STEP, FINE_PATIENCE = 0.05, 4
+
+
+def _fine_profile(choices, y, surrogate, family, u):
+    """The profile likelihood on a fine grid of the surrogate parameter, walked from ``u`` in both
+    directions until :data:`FINE_PATIENCE` steps in a row bring no improvement, the inner search warm
+    along the walk: (nll, log-parameters) of its best point.
+
+    The published clamps of q make the profile rugged at a scale finer than :data:`PROFILE_THETA`
+    (neighbouring local minima 0.1 apart in log lambda, up to about 1 nat apart), and gradient steps
+    stop at the clamps' kinks. Every point's inner search starts from the walk's last optimum, from beta at
+    its lower bound (where many published optima lie) and from the fixed :data:`INNER_STARTS`: with the
+    clamps the inner problem can have two basins (beta at its bound, or an interior beta), and a walk
+    started in one must not stay there.
+    """
+    post = posterior(choices, y, surrogate, float(np.exp(u[0])), published=True)
+    start = _inner(post, choices, y, family, [np.asarray(u[1:], float)])
+    best = (start[0], np.array([u[0], *start[1]]))
+    for step in (FINE_STEP, -FINE_STEP):
+        lt, warm, level, idle = float(u[0]), start[1], start[0], 0
+        while idle < FINE_PATIENCE:
+            lt += step
+            if not LOG_BOUNDS[0] <= lt <= LOG_BOUNDS[1]:
+                break
+            post = posterior(choices, y, surrogate, float(np.exp(lt)), published=True)
+            nll, warm = _inner(post, choices, y, family, [warm, np.array([LOG_BOUNDS[0], warm[1]]), *INNER_STARTS])
+            if nll < level - 1e-9:
+                level, idle = nll, 0
+            else:
+                idle += 1
+            if nll < best[0]:
+                best = (nll, np.array([lt, *warm]))
+    return best
+
+
+def cross_validate(gr: GridRounds, model: str) -> list[FoldFit]:
+    """Leave-one-round-out fits of ``model`` over the rounds of ``gr`` (the published protocol)."""
+    surrogate, family = MODELS[model]
+    ch, y = gr.choices, gr.y
+    _, u_all = maximise(ch, y, surrogate, family, explore=512)
+    found = [u_all]  # every fold also starts from the optima of the whole data and of the folds before it
+    folds = []
+    for k in range(gr.n_rounds):
+        train = np.arange(gr.n_rounds) != k
+        nll, u = maximise(ch[train], y[train], surrogate, family, extra_starts=found, grid=FOLD_PROFILE_THETA)
+        found = _distinct(found + [u])
+        th, b, t = np.exp(u)
+        test = -float(loglik(ch[~train], y[~train], surrogate, family, th, b, t, published=True).sum())
+        folds.append(FoldFit(int(gr.rounds[k]), nll, test, float(th), float(b), float(t)))
+    return folds
+
+
+def summarise(gr: GridRounds, model: str, folds: list[FoldFit]) -> dict:
+    """One row of ``fits.csv``: nLL summed over the held-out rounds, R2, parameters' medians over folds."""
+    surrogate, _ = MODELS[model]
+    nll = sum(f.test_nll for f in folds)
+    n = gr.n_choices
+    theta = float(np.median([f.theta for f in folds]))
+    return {
+        "participant": gr.subject, "context": gr.context, "model": model, "nLL": nll,
+        "R2": 1.0 - nll / (n * math.log(N_OPTIONS)),
+        "lambda": theta if THETA_NAME[surrogate] == "lambda" else np.nan,
+        "beta": float(np.median([f.beta for f in folds])),
+        "tau": float(np.median([f.tau for f in folds])),
+        "error_variance": theta if THETA_NAME[surrogate] == "error_variance" else np.nan,
+    }
+
+
+def fit_participant(gr: GridRounds, models=tuple(MODELS)) -> tuple[list[dict], list[dict]]:
+    """The published protocol for one participant and context: (rows of fits.csv, rows of folds.csv)."""
+    rows, fold_rows = [], []
+    for model in models:
+        folds = cross_validate(gr, model)
+        rows.append(summarise(gr, model, folds))
+        fold_rows += [{"participant": gr.subject, "context": gr.context, "model": model, "round": f.round,
+                       "train_nLL": f.train_nll, "test_nLL": f.test_nll, "theta": f.theta, "beta": f.beta, "tau": f.tau}
+                      for f in folds]
+    return rows, fold_rows
+
+
+FITS_COLUMNS = ["participant", "context", "model", "nLL", "R2", "lambda", "beta", "tau", "error_variance"]
+
+
+def reproduce(table: pd.DataFrame, subjects=None, *, contexts=("spatial", "conceptual"), models=tuple(MODELS),
+              executor=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The published protocol for every (subject, context): ``(fits, folds)`` tables.
+
+    One task of the execution layer per (subject, context), on any executor.
+    """
+    from ibo_pymc.execution import Task, run_tasks
+    from ibo_pymc.tasks.gridsearch.data import grid_rounds
+
+    subjects = sorted(table["subject"].unique()) if subjects is None else list(subjects)
+    tasks = [Task(f"participant {s}, {c}", fit_participant, (grid_rounds(table, s, c), tuple(models)))
+             for s in subjects for c in contexts]
+    results = run_tasks(tasks, executor, label="gridsearch reproduction").raise_failures().results
+    rows = [r for res in results for r in res[0]]
+    fold_rows = [r for res in results for r in res[1]]
+    fits = pd.DataFrame(rows, columns=FITS_COLUMNS)
+    return fits, pd.DataFrame(fold_rows)

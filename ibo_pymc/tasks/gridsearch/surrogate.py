@@ -1,0 +1,291 @@
+"""The grid task's surrogates: a Gaussian process (RBF kernel) and the Bayesian mean tracker.
+
+Both give, before every choice t of a round, the posterior mean ``mu`` and
+variance ``var`` of the reward of each of the 64 options given the round's
+earlier observations (rounds are independent environments; nothing carries
+over), and their derivative in the surrogate's one free parameter.
+
+**GP** (Wu et al. 2018, 2020): zero prior mean on the rescaled rewards, RBF kernel
+``k(x, x') = exp(-||x - x'||^2 / (2 lambda^2))`` (signal variance 1) on the
+option coordinates, observation noise ``NOISE`` = 0.0001. For one round the
+Cholesky factor ``L`` of ``K = k(X, X) + noise I`` of *all* its observations is
+computed once: the factor of the first ``t`` observations is its leading
+``t x t`` block, so with ``W = L^-1 k(X, options)`` and ``a = L^-1 y``
+
+    mu_t = sum_{i<t} W_i a_i,      var_t = 1 - sum_{i<t} W_i^2
+
+give every trial's posterior from one factorisation (O(n^3 + 64 n^2) per round);
+the variance is the predictive one (the noise included, ``1 + noise - ...``), as
+the published code computes it.
+The derivative in lambda is forward-mode: ``dL = L Phi(L^-1 dK L^-T)`` (``Phi``:
+lower triangle, halved diagonal), ``dW = L^-1 (dk - dL W)``, ``da = -L^-1 dL a``.
+
+**Bayesian mean tracker**: independent Kalman filters, prior mean 0 and variance
+``BMT_PRIOR_VAR`` = 5, observation noise ``error_variance``: the chosen option's
+gain ``g = v / (v + error_variance)``, ``m += g (y - m)``, ``v *= 1 - g``.
+
+Arrays: ``choices`` (R, T) option indices 0..63 (option = 8 x + y), ``y`` (R, T)
+rescaled rewards; outputs (R, T - 1, 64): the posterior before choice
+``t = 1..T-1`` (the first observation of a round conditions only).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+#: the GP's observation noise variance (fixed, as in the published models)
+NOISE = 1e-4
+#: the Bayesian mean tracker's prior variance
+BMT_PRIOR_VAR = 5.0
+#: side of the grid: options are (x, y) in 0..7, option index 8 x + y
+SIDE = 8
+N_OPTIONS = SIDE * SIDE
+
+
+def option_coordinates() -> np.ndarray:
+    """(64, 2) coordinates of the options, row ``8 x + y`` = (x, y)."""
+    xs, ys = np.meshgrid(np.arange(SIDE), np.arange(SIDE), indexing="ij")
+    return np.column_stack([xs.ravel(), ys.ravel()]).astype(float)
+
+
+_COORDS = option_coordinates()
+#: squared distances between options (64, 64)
+SQDIST = ((_COORDS[:, None, :] - _COORDS[None, :, :]) ** 2).sum(-1)
+SQDIST_INT = SQDIST.astype(np.int64)
+
+
+@numba.njit(cache=True, fastmath={"contract", "reassoc", "arcp"})
+def _gp_round(ch, y, n, ktab, dtab, d2i, noise, grad, mu, var, dmu, dvar):
+    """Posterior before each choice 1..n-1 of one round with n observations (writes rows 0..n-2).
+
+    ``ktab[d]`` / ``dtab[d]``: the kernel and its lambda-derivative at squared distance ``d``
+    (integers on the grid), ``d2i`` the (64, 64) squared distances as integers.
+    """
+    m = n - 1  # observations that ever condition a prediction
+    if m <= 0:
+        return
+    P = d2i.shape[0]
+    L = np.zeros((m, m))
+    for j in range(m):
+        s = 1.0 + noise
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        L[j, j] = math.sqrt(s)
+        for i in range(j + 1, m):
+            s = ktab[d2i[ch[i], ch[j]]]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / L[j, j]
+    # W = L^-1 k(X, options), a = L^-1 y (row by row; inner loops run over the options, contiguous)
+    W = np.empty((m, P))
+    a = np.empty(m)
+    for i in range(m):
+        s = y[i]
+        for k in range(i):
+            s -= L[i, k] * a[k]
+        inv = 1.0 / L[i, i]
+        a[i] = s * inv
+        ci = ch[i]
+        row = W[i]
+        for p in range(P):
+            row[p] = ktab[d2i[ci, p]]
+        for k in range(i):
+            lik = L[i, k]
+            wk = W[k]
+            for p in range(P):
+                row[p] -= lik * wk[p]
+        for p in range(P):
+            row[p] *= inv
+    for p in range(P):
+        mu[0, p] = W[0, p] * a[0]
+        var[0, p] = 1.0 + noise - W[0, p] * W[0, p]
+    for t in range(1, m):
+        at = a[t]
+        wt = W[t]
+        for p in range(P):
+            mu[t, p] = mu[t - 1, p] + wt[p] * at
+            var[t, p] = var[t - 1, p] - wt[p] * wt[p]
+    for t in range(m):
+        for p in range(P):
+            if var[t, p] < 1e-12:
+                var[t, p] = 1e-12
+    if not grad:
+        return
+    # forward-mode derivative in lambda: B = L^-1 dK L^-T (solve L C = dK, then L B = C^T)
+    C = np.empty((m, m))
+    for j in range(m):
+        for i in range(m):
+            s = dtab[d2i[ch[i], ch[j]]]
+            for k in range(i):
+                s -= L[i, k] * C[k, j]
+            C[i, j] = s / L[i, i]
+    B = np.empty((m, m))
+    for j in range(m):
+        for i in range(j, m):  # only the lower triangle of B is used
+            s = C[j, i]
+            for k in range(j):  # B is symmetric: B[k, j] = B[j, k], already computed
+                s -= L[i, k] * B[j, k]
+            for k in range(j, i):
+                s -= L[i, k] * B[k, j]
+            B[i, j] = s / L[i, i]
+    dL = np.zeros((m, m))
+    for i in range(m):
+        for j in range(i + 1):
+            s = 0.5 * L[i, j] * B[j, j]
+            for k in range(j + 1, i + 1):
+                s += L[i, k] * B[k, j]
+            dL[i, j] = s
+    dW = np.empty((m, P))
+    da = np.empty(m)
+    for i in range(m):
+        s = 0.0
+        for k in range(i + 1):
+            s -= dL[i, k] * a[k]
+        for k in range(i):
+            s -= L[i, k] * da[k]
+        inv = 1.0 / L[i, i]
+        da[i] = s * inv
+        ci = ch[i]
+        row = dW[i]
+        for p in range(P):
+            row[p] = dtab[d2i[ci, p]]
+        for k in range(i + 1):
+            dl = dL[i, k]
+            wk = W[k]
+            for p in range(P):
+                row[p] -= dl * wk[p]
+        for k in range(i):
+            lik = L[i, k]
+            dwk = dW[k]
+            for p in range(P):
+                row[p] -= lik * dwk[p]
+        for p in range(P):
+            row[p] *= inv
+    for p in range(P):
+        dmu[0, p] = dW[0, p] * a[0] + W[0, p] * da[0]
+        dvar[0, p] = -2.0 * W[0, p] * dW[0, p]
+    for t in range(1, m):
+        at = a[t]
+        dat = da[t]
+        wt = W[t]
+        dwt = dW[t]
+        for p in range(P):
+            dmu[t, p] = dmu[t - 1, p] + dwt[p] * at + wt[p] * dat
+            dvar[t, p] = dvar[t - 1, p] - 2.0 * wt[p] * dwt[p]
+    for t in range(m):
+        for p in range(P):
+            if var[t, p] <= 1e-12:
+                dvar[t, p] = 0.0
+
+
+@numba.njit(cache=True)
+def _gp_all(choices, y, lengths, lam, d2i, noise, grad):
+    R, T = choices.shape
+    P = d2i.shape[0]
+    nd = 0
+    for i in range(P):
+        for j in range(P):
+            nd = max(nd, d2i[i, j] + 1)
+    ktab = np.empty(nd)
+    dtab = np.empty(nd)
+    for d in range(nd):
+        ktab[d] = math.exp(-d / (2.0 * lam * lam))
+        dtab[d] = ktab[d] * d / (lam * lam * lam)
+    mu = np.zeros((R, T - 1, P))
+    var = np.full((R, T - 1, P), 1.0 + noise)
+    dmu = np.zeros((R, T - 1, P))
+    dvar = np.zeros((R, T - 1, P))
+    for r in range(R):
+        _gp_round(choices[r], y[r], lengths[r], ktab, dtab, d2i, noise, grad, mu[r], var[r], dmu[r], dvar[r])
+    return mu, var, dmu, dvar
+
+
+@numba.njit(cache=True)
+def _bmt_all(choices, y, lengths, err, prior_var, P, grad):
+    R, T = choices.shape
+    mu = np.zeros((R, T - 1, P))
+    var = np.empty((R, T - 1, P))
+    dmu = np.zeros((R, T - 1, P))
+    dvar = np.zeros((R, T - 1, P))
+    for r in range(R):
+        m = np.zeros(P)
+        v = np.full(P, prior_var)
+        dm = np.zeros(P)
+        dv = np.zeros(P)
+        for t in range(lengths[r] - 1):
+            j = choices[r, t]
+            g = v[j] / (v[j] + err)
+            # d g / d err (v depends on err through earlier updates)
+            dg = (dv[j] * (v[j] + err) - v[j] * (dv[j] + 1.0)) / ((v[j] + err) ** 2)
+            resid = y[r, t] - m[j]
+            dm[j] = dm[j] + dg * resid - g * dm[j]
+            m[j] = m[j] + g * resid
+            dv[j] = dv[j] * (1.0 - g) - v[j] * dg
+            v[j] = v[j] * (1.0 - g)
+            for p in range(P):
+                mu[r, t, p] = m[p]
+                var[r, t, p] = v[p]
+                if grad:
+                    dmu[r, t, p] = dm[p]
+                    dvar[r, t, p] = dv[p]
+        for t in range(max(lengths[r] - 1, 0), T - 1):
+            for p in range(P):
+                var[r, t, p] = prior_var
+    return mu, var, dmu, dvar
+
+
+def gp_posterior(choices, y, lam, *, lengths=None, grad=False, noise=NOISE, published=False):
+    """GP posterior mean and variance before every choice: ``(mu, var, dmu, dvar)``, each (R, T-1, 64).
+
+    ``dmu``, ``dvar`` are the derivatives in ``lam`` (zeros unless ``grad``).
+    ``lengths`` (R,) the observations per round (default: all T).
+
+    ``published=True`` reproduces one detail of the published GP code: with a
+    single observation, the option observed gets the noise added to its
+    cross-covariance too (the kernel adds it whenever its two inputs are
+    identical), so its posterior is mean = the observed reward, variance 0.
+    """
+    choices = np.ascontiguousarray(choices, dtype=np.int64)
+    y = np.ascontiguousarray(y, dtype=float)
+    if lengths is None:
+        lengths = np.full(choices.shape[0], choices.shape[1], dtype=np.int64)
+    mu, var, dmu, dvar = _gp_all(choices, y, np.asarray(lengths, np.int64), float(lam), SQDIST_INT, float(noise), bool(grad))
+    if published and choices.shape[1] > 1:
+        rows = np.arange(choices.shape[0])
+        first = choices[:, 0]
+        mu[rows, 0, first] = y[:, 0]
+        var[rows, 0, first] = 0.0
+        dmu[rows, 0, first] = 0.0
+        dvar[rows, 0, first] = 0.0
+    return mu, var, dmu, dvar
+
+
+def bmt_posterior(choices, y, error_variance, *, lengths=None, grad=False, prior_var=BMT_PRIOR_VAR):
+    """Bayesian mean tracker posterior before every choice (same layout as :func:`gp_posterior`);
+    derivatives in ``error_variance``."""
+    choices = np.ascontiguousarray(choices, dtype=np.int64)
+    y = np.ascontiguousarray(y, dtype=float)
+    if lengths is None:
+        lengths = np.full(choices.shape[0], choices.shape[1], dtype=np.int64)
+    return _bmt_all(choices, y, np.asarray(lengths, np.int64), float(error_variance), float(prior_var), N_OPTIONS, bool(grad))
+
+
+def gp_posterior_reference(choices, y, lam, noise=NOISE):
+    """The GP posterior by direct solves, one trial at a time (NumPy; for tests)."""
+    choices = np.asarray(choices)
+    R, T = choices.shape
+    mu = np.zeros((R, T - 1, N_OPTIONS))
+    var = np.full((R, T - 1, N_OPTIONS), 1.0 + noise)
+    kern = np.exp(-SQDIST / (2 * lam**2))
+    for r in range(R):
+        for t in range(1, T):
+            obs = choices[r, :t]
+            K = kern[np.ix_(obs, obs)] + noise * np.eye(t)
+            ks = kern[obs]
+            sol = np.linalg.solve(K, ks)
+            mu[r, t - 1] = sol.T @ y[r, :t]
+            var[r, t - 1] = 1.0 + noise - (ks * sol).sum(0)
+    return mu, var

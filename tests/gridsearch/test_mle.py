@@ -1,0 +1,128 @@
+"""The published maximum-likelihood protocol (Wu et al. 2020), checked against their saved results.
+
+The reference files (tests/reference/cognitivemaps, see its README) are the GP-UCB ("RBF-UCB") and
+BMT-UCB rows of the authors' ``modelResults/modelFit.csv`` (per participant and context) and
+``paramEstimates.csv`` (per held-out round).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ibo_pymc.tasks.gridsearch.data import grid_rounds
+from ibo_pymc.tasks.gridsearch.likelihood import loglik
+from ibo_pymc.tasks.gridsearch.mle import MODELS, cross_validate, summarise
+
+REPO = Path(__file__).resolve().parents[2]
+REF = REPO / "tests" / "reference" / "cognitivemaps"
+OURS = REPO / "models" / "gridsearch" / "reproduction"
+NAMES = {"RBF-UCB": "GP-UCB", "BMT-UCB": "BMT-UCB"}
+
+
+@pytest.fixture(scope="module")
+def published():
+    t = pd.read_csv(REF / "modelFit_ucb.csv")
+    return t.assign(model=t["ModelName"].map(NAMES), context=t["context"].str.lower())
+
+
+@pytest.fixture(scope="module")
+def published_folds():
+    t = pd.read_csv(REF / "paramEstimates_ucb.csv").rename(columns={"lambda": "lam"})
+    return t.assign(model=t["ModelName"].map(NAMES), context=t["context"].str.lower())
+
+
+def test_r2_definition(published):
+    """R2 = 1 - nLL / (171 ln 64) in the published table."""
+    assert np.allclose(published["R2"], 1 - published["nLL"] / (171 * math.log(64)), atol=1e-9)
+
+
+def test_likelihood_equals_the_published_one(choices, published_folds):
+    """At the published parameters of every fold, our likelihood of the held-out round is the published
+    held-out nLL (4,644 folds: 129 participants x 2 contexts x 2 models x 9 rounds)."""
+    cache = {}
+    diffs = []
+    for r in published_folds.itertuples():
+        key = (r.participant, r.context)
+        if key not in cache:
+            cache[key] = grid_rounds(choices, r.participant, r.context)
+        gr = cache[key]
+        surrogate, family = MODELS[r.model]
+        theta = r.kError if surrogate == "BMT" else r.lam
+        test = gr.rounds == r.leaveoutindex
+        nll = -loglik(gr.choices[test], gr.y[test], surrogate, family, theta, r.beta, r.tau, published=True).sum()
+        diffs.append(nll - r.roundnLL)
+    diffs = np.abs(diffs)
+    assert len(diffs) == 4644
+    assert np.median(diffs) < 1e-6 and diffs.max() < 0.01
+
+
+def test_participant_1_conceptual(choices, published):
+    """Participant 1, conceptual task: the protocol gives the published fits (nLL to 0.01, parameter
+    medians to 0.5%)."""
+    gr = grid_rounds(choices, 1, "conceptual")
+    for model in MODELS:
+        row = summarise(gr, model, cross_validate(gr, model))
+        pub = published[(published.participant == 1) & (published.context == "conceptual") & (published.model == model)].iloc[0]
+        assert abs(row["nLL"] - pub["nLL"]) < 0.01, (model, row["nLL"], pub["nLL"])
+        theta = "error_variance" if model == "BMT-UCB" else "lambda"
+        for ours, theirs in ((theta, "kError" if model == "BMT-UCB" else "lambda"), ("beta", "beta"), ("tau", "tau")):
+            assert row[ours] == pytest.approx(pub[theirs], rel=5e-3), (model, ours)
+
+
+def test_committed_reproduction(published):
+    """models/gridsearch/reproduction/fits.csv (ibo-reproduce --task gridsearch, whole cohort): every
+    participant, context and model; the context means of R2 equal the published ones at 2 decimals."""
+    ours = pd.read_csv(OURS / "fits.csv")
+    assert list(ours.columns) == ["participant", "context", "model", "nLL", "R2", "lambda", "beta", "tau", "error_variance"]
+    m = ours.merge(published, on=["participant", "context", "model"], suffixes=("", "_pub"), validate="one_to_one")
+    assert len(m) == len(published) == 516
+    means = m.groupby(["context", "model"])[["R2", "R2_pub"]].mean()
+    assert (means["R2"] - means["R2_pub"]).abs().max() < 0.005, means
+    # half the fits agree with the published ones to 0.01 nats
+    assert ((m["nLL"] - m["nLL_pub"]).abs() < 0.01).mean() > 0.5
+
+
+def test_every_fold_at_least_as_good_as_the_published_optimum(choices, published_folds):
+    """Each of the 4,644 folds of models/gridsearch/reproduction/folds.csv maximises the training likelihood
+    (the eight other rounds) at least as well as the authors' optimiser did: our training nLL is at most
+    the training nLL at their fold's parameters (computed here with the published likelihood)."""
+    ours = pd.read_csv(OURS / "folds.csv").rename(columns={"round": "leaveoutindex"})
+    m = published_folds.merge(ours, on=["participant", "context", "model", "leaveoutindex"], suffixes=("", "_ours"),
+                              validate="one_to_one")
+    assert len(m) == 4644
+    cache = {}
+    gaps = []
+    for r in m.itertuples():
+        key = (r.participant, r.context)
+        if key not in cache:
+            cache[key] = grid_rounds(choices, r.participant, r.context)
+        gr = cache[key]
+        surrogate, family = MODELS[r.model]
+        theta = r.kError if surrogate == "BMT" else r.lam
+        train = gr.rounds != r.leaveoutindex
+        pub = -loglik(gr.choices[train], gr.y[train], surrogate, family, theta, r.beta, r.tau, published=True).sum()
+        gaps.append(r.train_nLL - pub)
+    gaps = np.asarray(gaps)
+    worst = m.iloc[int(np.argmax(gaps))]
+    assert gaps.max() < 1e-3, (f"{(gaps > 1e-3).sum()} folds worse than published; worst "
+                               f"{worst.participant} {worst.context} {worst.model} round {worst.leaveoutindex}: {gaps.max():.4f}")
+
+
+def test_committed_reproduction_is_this_code(choices):
+    """The committed whole-cohort output comes from this code: the protocol rerun for one participant (both
+    contexts and models, 36 folds) gives its rows (fits.csv and folds.csv) to the printed precision."""
+    from ibo_pymc.tasks.gridsearch.mle import reproduce
+
+    fits, folds = reproduce(choices, [4])
+    committed = pd.read_csv(OURS / "fits.csv")
+    committed = committed[committed.participant == 4].reset_index(drop=True)
+    pd.testing.assert_frame_equal(fits.reset_index(drop=True)[committed.columns], committed, check_dtype=False,
+                                  rtol=1e-8, atol=1e-9)
+    cf = pd.read_csv(OURS / "folds.csv")
+    cf = cf[cf.participant == 4].reset_index(drop=True)
+    pd.testing.assert_frame_equal(folds.reset_index(drop=True)[cf.columns], cf, check_dtype=False, rtol=1e-8, atol=1e-6)
