@@ -31,7 +31,7 @@ def main() -> int:
 
     from ibo_pymc.execution import Task, open_executor, run_tasks
     from ibo_pymc.io import write_csv
-    from ibo_pymc.tasks.gridsearch.compare import _fold, loo_by_round
+    from ibo_pymc.tasks.gridsearch.compare import heldout_fold, loo_by_round
     from ibo_pymc.tasks.gridsearch.data import grid_rounds, load
     from ibo_pymc.tasks.gridsearch.model import GridFitConfig, fit
 
@@ -42,7 +42,7 @@ def main() -> int:
     for s in ids:
         for c in ("spatial", "conceptual"):
             gr = grid_rounds(table, s, c)
-            tasks += [Task(f"{s} {c} round {k}", _fold, (gr, int(k), cfg)) for k in gr.rounds]
+            tasks += [Task(f"{s} {c} round {k}", heldout_fold, (gr, int(k), cfg)) for k in gr.rounds]
     with open_executor(args.workers, None) as ex:
         folds = pd.DataFrame(run_tasks(tasks, ex, label="held-out rounds").raise_failures().results)
     rows = []

@@ -12,6 +12,7 @@ from ibo_pymc.cli._common import (
     add_data_option,
     add_execution_options,
     add_fit_options,
+    add_task_option,
     check_suffix,
     executor,
     fit_config,
@@ -21,6 +22,7 @@ from ibo_pymc.cli._common import (
     subject_arg,
 )
 from ibo_pymc.data import load_split, random_split
+from ibo_pymc.errors import InputError
 
 
 def build_parser() -> ArgumentParser:
@@ -30,7 +32,12 @@ def build_parser() -> ArgumentParser:
         "matching, exact refits of the rounds still at Pareto k > 0.7; arviz.compare) and by the held-out log "
         "predictive density of the test rounds after fitting the training rounds. Saved fits are reused.",
     )
-    p.add_argument("--subject", type=subject_arg, required=True, help="subject number (1..28) or 'all'")
+    add_task_option(p)
+    p.add_argument("--subject", type=subject_arg, required=True,
+                   help="subject number (hotspot: 1..28; gridsearch: the participant's id) or 'all'")
+    p.add_argument("--context", choices=("spatial", "conceptual"), default="spatial",
+                   help="gridsearch: which version of the task (default spatial); the GP is compared with the "
+                   "Bayesian mean tracker by PSIS-LOO over rounds, families marginalised")
     add_data_option(p)
     p.add_argument("--split", metavar="FILE", default=None,
                    help="split file (subject,session_id,set) for the held-out column; default: a seeded random 80/20 split")
@@ -46,6 +53,51 @@ def build_parser() -> ArgumentParser:
     return p
 
 
+def _gridsearch(args, argv) -> int:
+    from pathlib import Path
+
+    from ibo_pymc.execution import Task, run_tasks
+    from ibo_pymc.io import write_csv
+    from ibo_pymc.tasks.gridsearch import data as grid_data
+    from ibo_pymc.tasks.gridsearch.compare import COMPARE_COLUMNS, compare_surrogates
+    from ibo_pymc.tasks.gridsearch.model import GridFitConfig
+
+    if args.split or args.plot:
+        raise InputError("--split and --plot apply to the hotspot task; the grid task compares by PSIS-LOO over rounds",
+                         field="--split" if args.split else "--plot")
+    table = grid_data.load(args.data, progress=not args.quiet)
+    known = grid_data.subjects(table)
+    if args.subject != "all" and args.subject not in known:
+        raise InputError(f"participant {args.subject} is not in the data ({len(known)} participants with ids "
+                         f"{', '.join(map(str, known[:4]))}, ..., {known[-1]})", field="--subject")
+    subjects = known if args.subject == "all" else [args.subject]
+    folder = Path(args.fits).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    # the grid task's own tuning default (500) unless --tune was given
+    tune = args.tune if any(a == "--tune" or a.startswith("--tune=") for a in argv) else GridFitConfig().tune
+    cfg = GridFitConfig(draws=args.draws, tune=tune, chains=args.chains, seed=args.seed)
+    tasks = [Task(f"participant {s}, {args.context}", compare_surrogates,
+                  (grid_data.grid_rounds(table, s, args.context), cfg, str(folder))) for s in subjects]
+    with executor(args) as ex:
+        out = run_tasks(tasks, ex, label="comparisons")
+    status = report_failures(out.failures, "ibo-compare")
+    rows = [r for r in out.results if r is not None]
+    if not rows:
+        return status or 1
+    res = pd.concat(rows, ignore_index=True)
+    with pd.option_context("display.width", 160, "display.max_rows", 500):
+        print(res[list(COMPARE_COLUMNS)].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    if len(subjects) > 1:
+        best = res[res["rank"] == 0]["surrogate"].value_counts()
+        print("\nbest by PSIS-LOO: " + ", ".join(f"{s} for {n}" for s, n in best.items())
+              + f" of {len(subjects)} participants ({args.context}); summed elpd_loo: "
+              + ", ".join(f"{s} {v:.1f}" for s, v in res.groupby("surrogate")["elpd_loo"].sum().items()))
+    if args.csv:
+        write_csv(res[list(COMPARE_COLUMNS)], args.csv, float_format="%.6g")
+        print(f"wrote {args.csv}", file=sys.stderr)
+    return status
+
+
 def _main(argv: Sequence[str] | None) -> int:
     from pathlib import Path
 
@@ -56,6 +108,8 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     check_suffix(args.csv, "--csv", (".csv",))
     check_suffix(args.plot, "--plot", (".png", ".pdf"))
+    if args.task == "gridsearch":
+        return _gridsearch(args, list(argv if argv is not None else sys.argv[1:]))
     data, subjects = load_subjects(args)
     split = None
     if not args.no_holdout:

@@ -4,7 +4,8 @@
 subject     subject number (integer >= 1)
 delta_r1    score change of move 1 (points; its sign selects tau^- or tau^+)
 theta2      the turn from the move-1 to the move-2 direction, radians in (-pi, pi]
-session     optional: a round identifier (unique per subject; splits refer to it)
+session     optional: a round identifier (unique per subject; splits refer to it); ``session_id``,
+            as ``ibo-data observations`` writes it, is read as ``session``
 =========== =======================================================================
 
 Read from CSV or Parquet, or taken as a pandas DataFrame, and turned into the
@@ -96,6 +97,8 @@ def read_rounds_table(table) -> HotspotData:
     """The hotspot data of a tidy table of rounds (see the module docstring)."""
     t = TidyTable(table, COLUMNS, OPTIONAL, special=_refuse_raw_log)
     df, bad = t.df, t.bad
+    if "session" not in df.columns and "session_id" in df.columns:  # as ibo-data observations writes it
+        df["session"] = df["session_id"]
     for col in COLUMNS + (("session",) if "session" in df.columns else ()):
         df[col] = t.numbers(col, integer=col in ("subject", "session"))
     if (df["subject"] < 1).any():

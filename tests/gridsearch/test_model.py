@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ibo_pymc.tasks.gridsearch.model import (
@@ -119,3 +120,21 @@ def test_cli_sample(tmp_path, capsys, cogmaps_folder):
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "participant 2 is not in the data" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "x.nc").exists()
+
+
+def test_compare_surrogates_reuses_saved_fits(simulated, tmp_path):
+    """GP against the mean tracker by PSIS-LOO (arviz.compare): the data were made by a GP learner, so the GP
+    ranks first; the fits are saved and a second comparison reuses them (same files, same table)."""
+    from ibo_pymc.tasks.gridsearch.compare import COMPARE_COLUMNS, compare_surrogates
+
+    _, gr = simulated
+    cfg = GridFitConfig(**QUICK)
+    t1 = compare_surrogates(gr, cfg, tmp_path)
+    assert list(t1.columns) == list(COMPARE_COLUMNS) and list(t1["surrogate"]) == ["GP", "BMT"]
+    assert t1["elpd_diff"].iloc[1] > 0 and t1["weight"].sum() == pytest.approx(1.0)
+    files = sorted(tmp_path.glob("gridsearch-*.nc"))
+    assert [f.name for f in files] == ["gridsearch-901-spatial-BMT.nc", "gridsearch-901-spatial-GP.nc"]
+    stamps = [f.stat().st_mtime_ns for f in files]
+    t2 = compare_surrogates(gr, cfg, tmp_path)
+    assert [f.stat().st_mtime_ns for f in files] == stamps
+    pd.testing.assert_frame_equal(t1, t2)

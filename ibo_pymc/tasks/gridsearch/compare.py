@@ -6,6 +6,8 @@
 * :func:`predictive_loglik` -- the log-likelihood of other rounds (held out)
   at a fit's draws, hence the log pointwise predictive density
   ``lppd = log mean_s p(round | draw s)``;
+* :func:`compare_surrogates` -- the GP against the Bayesian mean tracker by PSIS-LOO
+  (``arviz.compare``), each with the family marginalised (``ibo-compare --task gridsearch``);
 * :func:`heldout` -- the exact leave-one-round-out protocol of the published
   maximum-likelihood comparison, with Bayesian fits: each round is predicted by
   the posterior of the other rounds (one fit per round, on any executor). Its
@@ -66,7 +68,9 @@ def lppd(ll: np.ndarray) -> np.ndarray:
     return special.logsumexp(ll, axis=0) - np.log(ll.shape[0])
 
 
-def _fold(gr: GridRounds, k: int, config) -> dict:
+def heldout_fold(gr: GridRounds, k: int, config) -> dict:
+    """Round ``k`` held out: the fit of the other rounds, the held-out round's lppd and the fit's family
+    probabilities (one task of :func:`heldout`)."""
     from ibo_pymc.tasks.gridsearch.model import family_probabilities, fit
 
     train = gr.select([r for r in gr.rounds if r != k])
@@ -85,6 +89,63 @@ def heldout(gr: GridRounds, config=None, *, executor=None) -> pd.DataFrame:
     from ibo_pymc.tasks.gridsearch.model import GridFitConfig
 
     config = config or GridFitConfig()
-    tasks = [Task(f"participant {gr.subject}, {gr.context}, round {k} held out", _fold, (gr, int(k), config))
+    tasks = [Task(f"participant {gr.subject}, {gr.context}, round {k} held out", heldout_fold, (gr, int(k), config))
              for k in gr.rounds]
     return pd.DataFrame(run_tasks(tasks, executor, label="held-out rounds").raise_failures().results)
+
+
+#: the columns of :func:`compare_surrogates`
+COMPARE_COLUMNS = ("participant", "context", "surrogate", "rank", "elpd_loo", "se", "p_loo", "elpd_diff", "dse",
+                   "weight", "pareto_k_max", "p_UCB", "p_EI", "p_PI", "p_mean", "p_variance")
+
+
+def fit_or_load(gr: GridRounds, config, folder=None):
+    """The fit of ``gr`` with ``config``: the saved one in ``folder`` when it was made from the same choices with
+    the same configuration, else a new fit (saved there when a folder is given)."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from ibo_pymc.errors import InputError
+    from ibo_pymc.tasks.gridsearch.model import fit, fit_file_name, load, save
+
+    path = Path(folder) / fit_file_name(gr.subject, gr.context, config.surrogate) if folder is not None else None
+    if path is not None and path.is_file():
+        try:
+            idata, saved = load(path)
+        except InputError:
+            saved = None
+        if saved is not None and replace(saved, cores=config.cores) == config and np.array_equal(idata.observed_data["choice"].values, gr.choices) \
+                and np.array_equal(idata.observed_data["reward"].values, gr.z):
+            return idata
+    idata = fit(gr, config)
+    if path is not None:
+        save(idata, path)
+    return idata
+
+
+def compare_surrogates(gr: GridRounds, config=None, folder=None, surrogates=("GP", "BMT")) -> pd.DataFrame:
+    """The GP against the mean tracker (the study's model comparison) for one participant and context, by
+    PSIS-LOO over rounds (``arviz.compare``), each with the acquisition family marginalised: one row per
+    surrogate (:data:`COMPARE_COLUMNS`). Saved fits in ``folder`` are reused."""
+    import warnings
+    from dataclasses import replace
+
+    import arviz as az
+
+    from ibo_pymc.tasks.gridsearch.model import GridFitConfig, family_probabilities
+
+    config = config or GridFitConfig()
+    fits = {s: fit_or_load(gr, replace(config, surrogate=s), folder) for s in surrogates}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Pareto k are reported in the table
+        loos = {s: loo_by_round(f) for s, f in fits.items()}
+        table = az.compare(loos, ic="loo")
+    rows = []
+    for s, r in table.iterrows():
+        probs = family_probabilities(fits[s])
+        rows.append({"participant": gr.subject, "context": gr.context, "surrogate": s, "rank": int(r["rank"]),
+                     "elpd_loo": float(r["elpd_loo"]), "se": float(r["se"]), "p_loo": float(r["p_loo"]),
+                     "elpd_diff": float(r["elpd_diff"]), "dse": float(r["dse"]), "weight": float(r["weight"]),
+                     "pareto_k_max": float(np.max(loos[s].pareto_k.values)),
+                     **{f"p_{f}": float(probs.get(f, np.nan)) for f in ("UCB", "EI", "PI", "mean", "variance")}})
+    return pd.DataFrame(rows, columns=list(COMPARE_COLUMNS))

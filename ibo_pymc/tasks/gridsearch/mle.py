@@ -16,7 +16,10 @@ grid of the surrogate parameter (:func:`profile`; for a fixed surrogate
 parameter the inner problem in beta and tau is nearly concave; the whole data
 on a grid of step 0.5, each fold on one of step 1), and the optima of the whole
 data and of the earlier folds; the best of all is then walked along a fine
-profile (step 0.05, :func:`_fine_profile`) and polished by Nelder-Mead. The
+profile (step 0.05, :func:`_fine_profile`) and polished by Nelder-Mead; a second pass
+(:func:`improve`) restarts every fold from all the optima found for the participant (the whole
+data's local optima and every fold's) with a walk whose inner search starts in both of its basins,
+keeping the better. The
 likelihood has several modes (a participant may be fitted by a long
 length-scale with a small temperature, or a short one with a large exploration
 bonus), which is why a local search alone is not enough. The GP part of the likelihood depends on lambda only,
@@ -123,7 +126,7 @@ def _polish(fun, x0, maxfev):
 
 
 def maximise(choices, y, surrogate, family, *, extra_starts=(), n_refine: int = 3, explore: int = 0, seed: int = 0,
-             grid=PROFILE_THETA):
+             grid=PROFILE_THETA, candidates: bool = False):
     """Best (negative log-likelihood, log-parameters): the profile's (on ``grid``) ``n_refine`` best local
     minima and ``extra_starts``, each polished by L-BFGS-B in all three parameters; the best walked along
     the fine profile (:func:`_fine_profile`) and polished by L-BFGS-B, then Nelder-Mead.
@@ -161,24 +164,46 @@ def maximise(choices, y, surrogate, family, *, extra_starts=(), n_refine: int = 
                               options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-7})
         best = min([fine, (float(r.fun), np.asarray(r.x, float))], key=lambda c: c[0])
     polished = _polish(value, best[1], 150)
-    return polished if polished[0] < best[0] else best
+    best = polished if polished[0] < best[0] else best
+    if candidates:  # every local optimum met, best first: starting points for related problems (the folds)
+        return best, [best] + sorted(cands, key=lambda c: c[0])
+    return best
+
+
+def improve(choices, y, surrogate, family, best, starts):
+    """A second chance for an optimum ``best = (nll, u)``: L-BFGS-B from each of ``starts``, the best walked
+    along the fine profile with the inner search started in both basins, then Nelder-Mead; ``best`` is
+    kept unless beaten."""
+    f = _objective(choices, y, surrogate, family)
+    bounds = [LOG_BOUNDS] * 3
+    cands = [best]
+    for s in _distinct([np.asarray(u, float) for u in starts]):
+        r = optimize.minimize(f, np.clip(s, *LOG_BOUNDS), jac=True, method="L-BFGS-B", bounds=bounds,
+                              options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-7})
+        cands.append((float(r.fun), np.asarray(r.x, float)))
+    top = min(cands, key=lambda c: c[0])
+    fine = _fine_profile(choices, y, surrogate, family, top[1], robust=True)
+    top = min([top, fine], key=lambda c: c[0])
+    polished = _polish(lambda u: f(u)[0], top[1], 150)
+    top = min([top, polished], key=lambda c: c[0])
+    return top if top[0] < best[0] - 1e-9 else best
 
 
 #: the fine profile's step in the log surrogate parameter, and how many steps without improvement end a walk
 FINE_STEP, FINE_PATIENCE = 0.05, 4
 
 
-def _fine_profile(choices, y, surrogate, family, u):
+def _fine_profile(choices, y, surrogate, family, u, robust: bool = False):
     """The profile likelihood on a fine grid of the surrogate parameter, walked from ``u`` in both
     directions until :data:`FINE_PATIENCE` steps in a row bring no improvement, the inner search warm
     along the walk: (nll, log-parameters) of its best point.
 
     The published clamps of q make the profile rugged at a scale finer than :data:`PROFILE_THETA`
     (neighbouring local minima 0.1 apart in log lambda, up to about 1 nat apart), and gradient steps
-    stop at the clamps' kinks. Every point's inner search starts from the walk's last optimum, from beta at
-    its lower bound (where many published optima lie) and from the fixed :data:`INNER_STARTS`: with the
-    clamps the inner problem can have two basins (beta at its bound, or an interior beta), and a walk
-    started in one must not stay there.
+    stop at the clamps' kinks. Every point's inner search starts from the walk's last optimum and from beta
+    at its lower bound, where many published optima lie; ``robust`` adds the fixed :data:`INNER_STARTS`:
+    with the clamps the inner problem can have two basins (beta at its bound, or an interior beta), and a
+    walk started in one would stay there.
     """
     post = posterior(choices, y, surrogate, float(np.exp(u[0])), published=True)
     start = _inner(post, choices, y, family, [np.asarray(u[1:], float)])
@@ -190,7 +215,8 @@ def _fine_profile(choices, y, surrogate, family, u):
             if not LOG_BOUNDS[0] <= lt <= LOG_BOUNDS[1]:
                 break
             post = posterior(choices, y, surrogate, float(np.exp(lt)), published=True)
-            nll, warm = _inner(post, choices, y, family, [warm, np.array([LOG_BOUNDS[0], warm[1]]), *INNER_STARTS])
+            starts = [warm, np.array([LOG_BOUNDS[0], warm[1]])] + (list(INNER_STARTS) if robust else [])
+            nll, warm = _inner(post, choices, y, family, starts)
             if nll < level - 1e-9:
                 level, idle = nll, 0
             else:
@@ -201,16 +227,27 @@ def _fine_profile(choices, y, surrogate, family, u):
 
 
 def cross_validate(gr: GridRounds, model: str) -> list[FoldFit]:
-    """Leave-one-round-out fits of ``model`` over the rounds of ``gr`` (the published protocol)."""
+    """Leave-one-round-out fits of ``model`` over the rounds of ``gr`` (the published protocol).
+
+    Two passes: each fold is maximised from its own profile and the optima of the whole data and of the
+    folds before it; then each fold is given a second chance (:func:`improve`) from every optimum found (the
+    whole data's local optima and all folds'), keeping the better.
+    """
     surrogate, family = MODELS[model]
     ch, y = gr.choices, gr.y
-    _, u_all = maximise(ch, y, surrogate, family, explore=512)
+    (_, u_all), whole = maximise(ch, y, surrogate, family, explore=512, candidates=True)
     found = [u_all]  # every fold also starts from the optima of the whole data and of the folds before it
-    folds = []
+    optima = []
     for k in range(gr.n_rounds):
         train = np.arange(gr.n_rounds) != k
         nll, u = maximise(ch[train], y[train], surrogate, family, extra_starts=found, grid=FOLD_PROFILE_THETA)
         found = _distinct(found + [u])
+        optima.append((nll, u))
+    starts = _distinct(found + [c[1] for c in whole])
+    folds = []
+    for k in range(gr.n_rounds):
+        train = np.arange(gr.n_rounds) != k
+        nll, u = improve(ch[train], y[train], surrogate, family, optima[k], starts)
         th, b, t = np.exp(u)
         test = -float(loglik(ch[~train], y[~train], surrogate, family, th, b, t, published=True).sum())
         folds.append(FoldFit(int(gr.rounds[k]), nll, test, float(th), float(b), float(t)))
