@@ -93,42 +93,23 @@ def fetch(dest: str | Path | None = None, *, url: str | None = None, progress: b
     on stderr. Returns the folder.
     """
     dest = Path(dest) if dest is not None else cache_dir()
-    reg = registry()
-    fetcher = pooch.create(path=dest, base_url=url or base_url(), registry=reg, retry_if_failed=2)
-    names = sorted(reg)
-    for k, name in enumerate(names, start=1):
-        if progress:
-            print(f"\rfetching raw logs {k}/{len(names)}: {name:<18}", end="", file=sys.stderr, flush=True)
-        try:
-            with _pooch_quiet():
-                fetcher.fetch(name)
-        except ValueError as exc:
-            if "hash" in str(exc).lower():
-                raise DataIntegrityError(
-                    f"download does not match its pinned SHA-256 {reg[name][7:19]}...; rejected (not saved). "
-                    "The source may have changed or the transfer was tampered with",
-                    path=f"{fetcher.base_url}{name}",
-                ) from None
-            raise
-        except Exception as exc:  # network errors: requests raises many kinds
-            raise InputError(
-                f"download failed ({type(exc).__name__}: {exc}); pass --data DIR with a local copy "
-                "or set IBO_DATA_URL to a reachable mirror",
-                path=f"{fetcher.base_url}{name}",
-            ) from None
-    if progress:
-        print(f"\rfetched {len(names)} raw-log files into {dest}" + " " * 10, file=sys.stderr)
-    return dest
+    base = url or base_url()
+    base = base if base.endswith("/") else base + "/"
+    files = {name: (base + name, digest.removeprefix("sha256:")) for name, digest in registry().items()}
+    return fetch_pinned(files, dest, label="raw-log", progress=progress,
+                        integrity_hint=". The source may have changed or the transfer was tampered with",
+                        network_hint=" or set IBO_DATA_URL to a reachable mirror")
 
 
 def fetch_pinned(
-    files: dict[str, tuple[str, str]], dest: str | Path, *, label: str, progress: bool = True
+    files: dict[str, tuple[str, str]], dest: str | Path, *, label: str, progress: bool = True,
+    integrity_hint: str = "", network_hint: str = "",
 ) -> Path:
     """Download pinned files into ``dest`` and check each against its SHA-256 (any dataset).
 
     ``files`` maps the local file name to ``(full URL, hex SHA-256)``; files
     present with the right hash are kept, a mismatching download is rejected
-    (not kept). One progress line on stderr. Returns ``dest``.
+    (not kept). One progress line on stderr. Returns ``dest``. The hints end the two error messages.
     """
     dest = Path(dest)
     reg = {name: f"sha256:{digest}" for name, (_, digest) in files.items()}
@@ -136,24 +117,25 @@ def fetch_pinned(
     names = sorted(files)
     for k, name in enumerate(names, start=1):
         if progress:
-            print(f"\rfetching {label} {k}/{len(names)}: {name:<24}", end="", file=sys.stderr, flush=True)
+            print(f"\rfetching {label} files {k}/{len(names)}: {name:<24}", end="", file=sys.stderr, flush=True)
         try:
             with _pooch_quiet():
                 fetcher.fetch(name)
         except ValueError as exc:
             if "hash" in str(exc).lower():
                 raise DataIntegrityError(
-                    f"download does not match its pinned SHA-256 {files[name][1][:12]}...; rejected (not saved)",
+                    f"download does not match its pinned SHA-256 {files[name][1][:12]}...; rejected (not saved)"
+                    + integrity_hint,
                     path=files[name][0],
                 ) from None
             raise
         except Exception as exc:  # network errors
             raise InputError(
-                f"download failed ({type(exc).__name__}: {exc}); pass --data DIR with a local copy",
+                f"download failed ({type(exc).__name__}: {exc}); pass --data DIR with a local copy" + network_hint,
                 path=files[name][0],
             ) from None
     if progress:
-        print(f"\rfetched {len(names)} {label} files into {dest}" + " " * 10, file=sys.stderr)
+        print(f"\rfetched {len(names)} {label} files into {dest}" + " " * 20, file=sys.stderr)
     return dest
 
 

@@ -139,3 +139,40 @@ def test_bad_study_file(cogmaps_folder, tmp_path, edit, field):
     (tmp_path / "full.csv").write_text("")
     with pytest.raises(InputError, match="cannot be read"):
         D.load_cognitivemaps(tmp_path)
+
+
+def test_fetch_pinned_over_loopback(cogmaps_folder, tmp_path, monkeypatch):
+    """The study's files fetched from a (loopback) mirror at their pinned hashes into the per-user cache, reused
+    there; a mirror serving another full.csv is refused and nothing damaged is kept."""
+    import functools
+    import http.server
+    import shutil
+    import threading
+
+    from ibo_pymc.data.fetch import DataIntegrityError
+
+    root = tmp_path / "mirror"
+    shutil.copytree(cogmaps_folder, root)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        monkeypatch.setattr(D, "FILES", {n: (base + n, h) for n, (_, h) in D.FILES.items()})
+        monkeypatch.setenv("IBO_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.delenv("IBO_GRID_DATA_DIR", raising=False)
+        folder = D.resolve_data_dir(progress=False)
+        assert folder == tmp_path / "cache" / "cognitivemaps"
+        assert sorted(p.name for p in folder.iterdir()) == sorted(D.FILES)
+        assert len(D.load(None, progress=False)["subject"].unique()) == 129
+        (root / "full.csv").write_text("id\n1\n")
+        with pytest.raises(DataIntegrityError, match="pinned SHA-256"):
+            D.fetch(tmp_path / "other", progress=False)
+        assert not (tmp_path / "other" / "full.csv").exists()
+    finally:
+        server.shutdown()
+        server.server_close()

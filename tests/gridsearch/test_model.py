@@ -138,3 +138,20 @@ def test_compare_surrogates_reuses_saved_fits(simulated, tmp_path):
     t2 = compare_surrogates(gr, cfg, tmp_path)
     assert [f.stat().st_mtime_ns for f in files] == stamps
     pd.testing.assert_frame_equal(t1, t2)
+
+
+def test_mode_search_survives_where_the_density_is_undefined(choices):
+    """Participant 6, spatial, round 9 held out, PI: the unbounded search for the mode strays to tau =
+    exp(-811) = 0 (a division by zero in the density); the search is redone in the priors' box."""
+    from ibo_pymc.tasks.gridsearch import density
+    from ibo_pymc.tasks.gridsearch.data import grid_rounds
+    from ibo_pymc.tasks.gridsearch.model import _mode
+
+    gr = grid_rounds(choices, 6, "spatial")
+    train = gr.select([r for r in gr.rounds if r != 9])
+    prior = GridFitConfig().prior_array("PI")
+    buf = density.pack(train.choices, train.y, "GP", "PI", prior)
+    mode = _mode(buf, len(prior), prior)
+    value, grad = density.log_density_grad(buf, mode)
+    assert np.isfinite(value) and np.all(np.abs(mode - prior[:, 0]) <= 10 * prior[:, 1])
+    assert np.linalg.norm(grad) < 1e-2

@@ -130,10 +130,21 @@ def _mode(buf, n_dim, prior):
     """The conditional posterior's mode on the log scale (L-BFGS from the prior mean and a few other points)."""
     from scipy import optimize
 
+    def neg(x):
+        return tuple(-v for v in density.log_density_grad(buf, x))
+
+    # a box of the priors' mean +- 10 sd, used when the unbounded search strays where the density is not
+    # defined (e.g. tau = exp(-800) = 0, a division by zero); the unbounded search first, as fits were made
+    box = list(zip(prior[:, 0] - 10 * prior[:, 1], prior[:, 0] + 10 * prior[:, 1]))
     best = None
     for shift in (0.0, -1.0, 1.0):
         x0 = prior[:, 0] + shift * prior[:, 1]
-        r = optimize.minimize(lambda x: tuple(-v for v in density.log_density_grad(buf, x)), x0, jac=True, method="L-BFGS-B")
+        try:
+            r = optimize.minimize(neg, x0, jac=True, method="L-BFGS-B")
+            if not np.isfinite(r.fun):
+                raise FloatingPointError
+        except (ZeroDivisionError, FloatingPointError):
+            r = optimize.minimize(neg, x0, jac=True, method="L-BFGS-B", bounds=box)
         if best is None or r.fun < best.fun:
             best = r
     return best.x
