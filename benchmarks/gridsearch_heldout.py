@@ -29,7 +29,8 @@ def main() -> int:
     ap.add_argument("--csv", type=Path, default=None)
     args = ap.parse_args()
 
-    from ibo_pymc.execution import Task, open_executor, run_tasks
+    from ibo_pymc.cli._common import executor
+    from ibo_pymc.execution import Task, run_tasks
     from ibo_pymc.io import write_csv
     from ibo_pymc.tasks.gridsearch.compare import heldout_fold, loo_by_round
     from ibo_pymc.tasks.gridsearch.data import grid_rounds, load
@@ -43,7 +44,7 @@ def main() -> int:
         for c in ("spatial", "conceptual"):
             gr = grid_rounds(table, s, c)
             tasks += [Task(f"{s} {c} round {k}", heldout_fold, (gr, int(k), cfg)) for k in gr.rounds]
-    with open_executor(args.workers, None) as ex:
+    with executor(argparse.Namespace(workers=args.workers, scheduler=None)) as ex:  # with the progress line
         folds = pd.DataFrame(run_tasks(tasks, ex, label="held-out rounds").raise_failures().results)
     rows = []
     mle = pd.read_csv(REPO / "models" / "gridsearch" / "reproduction" / "folds.csv")

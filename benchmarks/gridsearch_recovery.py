@@ -44,7 +44,8 @@ def main() -> int:
 
     from scipy import stats
 
-    from ibo_pymc.execution import Task, open_executor, run_tasks
+    from ibo_pymc.cli._common import executor
+    from ibo_pymc.execution import Task, run_tasks
     from ibo_pymc.io import write_csv
     from ibo_pymc.tasks.gridsearch.data import load_environments
     from ibo_pymc.tasks.gridsearch.simulate import recovery_truths
@@ -55,7 +56,7 @@ def main() -> int:
     seeds = [int(s.generate_state(1)[0]) for s in ss.spawn(args.n + 1)[1:]]
     tasks = [Task(f"simulated participant {i + 1} ({t.family})", one,
                   (t, envs["smooth" if i % 2 == 0 else "rough"], seeds[i], i + 1)) for i, t in enumerate(truths)]
-    with open_executor(args.workers, None) as ex:
+    with executor(argparse.Namespace(workers=args.workers, scheduler=None)) as ex:  # with the progress line
         rows = run_tasks(tasks, ex, label="recovery").raise_failures().results
     t = pd.DataFrame(rows)
     print(f"{len(t)} simulated participants (families in turn: {', '.join(sorted(t.family.unique()))})")

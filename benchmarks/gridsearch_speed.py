@@ -39,7 +39,7 @@ def main() -> int:
 
     from scipy import special
 
-    from ibo_pymc.execution import open_executor
+    from ibo_pymc.cli._common import executor
     from ibo_pymc.tasks.gridsearch.data import grid_rounds, load, subjects
     from ibo_pymc.tasks.gridsearch.density import log_density_grad, pack
     from ibo_pymc.tasks.gridsearch.likelihood import loglik
@@ -86,7 +86,7 @@ def main() -> int:
     ids = subjects(table)
     chosen = ids if args.subjects is None else ids[: args.subjects]
     t = time.perf_counter()
-    with open_executor(args.workers, None) as ex:
+    with executor(argparse.Namespace(workers=args.workers, scheduler=None)) as ex:  # with the progress line
         fits, _ = reproduce(table, chosen, executor=ex)
     el = time.perf_counter() - t
     scale = len(ids) / len(chosen)
