@@ -49,6 +49,10 @@ def build_parser() -> ArgumentParser:
 
 
 def _gridsearch(args) -> int:
+    from contextlib import ExitStack
+
+    from ibo_pymc.io import atomic_path
+    from ibo_pymc.population.cohort import check_writable
     from ibo_pymc.tasks.gridsearch import data as grid_data
     from ibo_pymc.tasks.gridsearch.mle import reproduce as reproduce_grid
 
@@ -64,10 +68,13 @@ def _gridsearch(args) -> int:
             ids = sorted(known)
             raise InputError(f"participant {missing[0]} is not in the data ({len(ids)} participants with ids "
                              f"{', '.join(map(str, ids[:4]))}, ..., {ids[-1]})", field="--subject")
+    check_writable(out)  # the input is good: fail now, not after an 11-minute run
     with executor(args) as ex:
         fits, folds = reproduce_grid(table, subjects, executor=ex)
-    write_csv(folds, out / "folds.csv", float_format="%.10g")
-    write_csv(fits, out / "fits.csv", float_format="%.10g")
+    with ExitStack() as stack:  # both files or neither
+        tmp = {n: stack.enter_context(atomic_path(out / n)) for n in ("folds.csv", "fits.csv")}
+        folds.to_csv(tmp["folds.csv"], index=False, float_format="%.10g")
+        fits.to_csv(tmp["fits.csv"], index=False, float_format="%.10g")
     means = fits.groupby(["context", "model"])["R2"].mean().unstack()
     with pd.option_context("display.width", 140):
         print("mean R2 (leave-one-round-out) by context and model")
