@@ -64,6 +64,22 @@ def subject_list(text: str) -> list[int]:
     return out
 
 
+def grid_subjects(table, wanted) -> list[int]:
+    """The grid task's participants that ``--subject`` names (``"all"`` or None: every one; a number; a list),
+    each checked to be in ``table``."""
+    from ibo_pymc.tasks.gridsearch.data import subjects
+
+    known = subjects(table)
+    if wanted is None or wanted == "all":
+        return known
+    wanted = [wanted] if isinstance(wanted, int) else list(wanted)
+    missing = [s for s in wanted if s not in set(known)]
+    if missing:
+        raise InputError(f"participant {missing[0]} is not in the data ({len(known)} participants with ids "
+                         f"{', '.join(map(str, known[:4]))}, ..., {known[-1]})", field="--subject")
+    return wanted
+
+
 def add_fit_options(p: argparse.ArgumentParser, *, fits_help: str | None = None) -> None:
     """Sampling settings (used where a fit is missing) and the folder of saved fits."""
     p.add_argument("--fits", metavar="DIR", default="models",

@@ -16,6 +16,7 @@ from ibo_pymc.cli._common import (
     check_suffix,
     executor,
     fit_config,
+    grid_subjects,
     load_subjects,
     report_failures,
     run,
@@ -66,11 +67,7 @@ def _gridsearch(args, argv) -> int:
         raise InputError("--split and --plot apply to the hotspot task; the grid task compares by PSIS-LOO over rounds",
                          field="--split" if args.split else "--plot")
     table = grid_data.load(args.data, progress=not args.quiet)
-    known = grid_data.subjects(table)
-    if args.subject != "all" and args.subject not in known:
-        raise InputError(f"participant {args.subject} is not in the data ({len(known)} participants with ids "
-                         f"{', '.join(map(str, known[:4]))}, ..., {known[-1]})", field="--subject")
-    subjects = known if args.subject == "all" else [args.subject]
+    subjects = grid_subjects(table, args.subject)
     folder = Path(args.fits).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     # the grid task's own tuning default (500) unless --tune was given

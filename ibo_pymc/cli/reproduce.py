@@ -14,6 +14,7 @@ from ibo_pymc.cli._common import (
     add_execution_options,
     add_task_option,
     executor,
+    grid_subjects,
     run,
     seed_int,
     subject_list,
@@ -60,14 +61,7 @@ def _gridsearch(args) -> int:
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a folder", path=out, field="--out")
     table = grid_data.load(args.data, progress=not args.quiet)
-    subjects = args.subject
-    if subjects is not None:
-        known = set(grid_data.subjects(table))
-        missing = [s for s in subjects if s not in known]
-        if missing:
-            ids = sorted(known)
-            raise InputError(f"participant {missing[0]} is not in the data ({len(ids)} participants with ids "
-                             f"{', '.join(map(str, ids[:4]))}, ..., {ids[-1]})", field="--subject")
+    subjects = grid_subjects(table, args.subject)
     check_writable(out)  # the input is good: fail now, not after an 11-minute run
     with executor(args) as ex:
         fits, folds = reproduce_grid(table, subjects, executor=ex)

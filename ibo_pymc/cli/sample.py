@@ -14,7 +14,9 @@ from ibo_pymc.cli._common import (
     add_data_option,
     add_execution_options,
     add_task_option,
+    check_suffix,
     executor,
+    grid_subjects,
     load_subjects,
     positive_int,
     report_failures,
@@ -115,14 +117,7 @@ def _gridsearch(args) -> int:
     from ibo_pymc.tasks.gridsearch import model as grid_model
 
     table = grid_data.load(args.data, progress=not args.quiet)
-    known = grid_data.subjects(table)
-    if args.subject == "all":
-        subjects = known
-    elif args.subject not in known:
-        raise InputError(f"participant {args.subject} is not in the data ({len(known)} participants with ids "
-                         f"{', '.join(map(str, known[:4]))}, ..., {known[-1]})", field="--subject")
-    else:
-        subjects = [args.subject]
+    subjects = grid_subjects(table, args.subject)
     cfg = grid_model.GridFitConfig(surrogate=args.surrogate, draws=args.draws, tune=args.tune or 500, chains=args.chains,
                                    seed=args.seed, sampler=args.sampler)
     name = lambda s: grid_model.fit_file_name(s, args.context, args.surrogate)  # noqa: E731
@@ -133,8 +128,7 @@ def _gridsearch(args) -> int:
             raise InputError("exists and is not a folder", path=out_dir, field="--out")
         paths = [out_dir / name(s) for s in subjects]
     else:
-        if args.out is not None and not args.out.endswith(".nc"):
-            raise InputError(f"--out {args.out!r}: expected a file name ending in .nc", field="--out")
+        check_suffix(args.out, "--out", (".nc",))
         paths = [Path(args.out) if args.out else Path(DEFAULT_DIR) / name(subjects[0])]
     t0 = time.perf_counter()
     if not many:
