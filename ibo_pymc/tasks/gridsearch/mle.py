@@ -117,6 +117,13 @@ def _distinct(points, tol=0.05):
     return out
 
 
+def _descend(f, x0):
+    """L-BFGS-B with the analytic gradient in the box from ``x0`` (clipped into it): ``(nll, u)``."""
+    r = optimize.minimize(f, np.clip(x0, *LOG_BOUNDS), jac=True, method="L-BFGS-B", bounds=[LOG_BOUNDS] * 3,
+                          options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-7})
+    return float(r.fun), np.asarray(r.x, float)
+
+
 def _polish(fun, x0, maxfev):
     """Nelder-Mead in the box: the published objective has flat and stepped regions (its clamps), where
     gradients vanish; a simplex still moves there."""
@@ -144,11 +151,8 @@ def maximise(choices, y, surrogate, family, *, extra_starts=(), n_refine: int = 
     starts = _distinct([pts[i] for i in minima] + [np.asarray(s, float) for s in extra_starts])
     i0 = int(np.argmin(scores))
     cands = [(float(scores[i0]), pts[i0].astype(float))]
-    bounds = [LOG_BOUNDS] * 3
     for s in starts:
-        r = optimize.minimize(f, np.clip(s, *LOG_BOUNDS), jac=True, method="L-BFGS-B", bounds=bounds,
-                              options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-7})
-        cands.append((float(r.fun), np.asarray(r.x, float)))
+        cands.append(_descend(f, s))
     if explore:
         from scipy.stats import qmc
 
@@ -160,9 +164,7 @@ def maximise(choices, y, surrogate, family, *, extra_starts=(), n_refine: int = 
     best = min(cands, key=lambda c: c[0])
     fine = _fine_profile(choices, y, surrogate, family, best[1])
     if fine[0] < best[0]:
-        r = optimize.minimize(f, fine[1], jac=True, method="L-BFGS-B", bounds=bounds,
-                              options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-7})
-        best = min([fine, (float(r.fun), np.asarray(r.x, float))], key=lambda c: c[0])
+        best = min([fine, _descend(f, fine[1])], key=lambda c: c[0])
     polished = _polish(value, best[1], 150)
     best = polished if polished[0] < best[0] else best
     if candidates:  # every local optimum met, best first: starting points for related problems (the folds)
@@ -175,12 +177,9 @@ def improve(choices, y, surrogate, family, best, starts):
     along the fine profile with the inner search started in both basins, then Nelder-Mead; ``best`` is
     kept unless beaten."""
     f = _objective(choices, y, surrogate, family)
-    bounds = [LOG_BOUNDS] * 3
     cands = [best]
     for s in _distinct([np.asarray(u, float) for u in starts]):
-        r = optimize.minimize(f, np.clip(s, *LOG_BOUNDS), jac=True, method="L-BFGS-B", bounds=bounds,
-                              options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-7})
-        cands.append((float(r.fun), np.asarray(r.x, float)))
+        cands.append(_descend(f, s))
     top = min(cands, key=lambda c: c[0])
     fine = _fine_profile(choices, y, surrogate, family, top[1], robust=True)
     top = min([top, fine], key=lambda c: c[0])
