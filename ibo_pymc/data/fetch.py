@@ -54,6 +54,11 @@ def registry() -> dict[str, str]:
     return out
 
 
+def _pinned_files(base: str = "") -> dict[str, tuple[str, str]]:
+    """The raw logs as :func:`fetch_pinned` and :func:`check_pinned` take them: name -> (``base`` + name, hex SHA-256)."""
+    return {name: (base + name, digest.removeprefix("sha256:")) for name, digest in registry().items()}
+
+
 def base_url() -> str:
     url = os.environ.get("IBO_DATA_URL") or DEFAULT_BASE_URL
     return url if url.endswith("/") else url + "/"
@@ -95,8 +100,7 @@ def fetch(dest: str | Path | None = None, *, url: str | None = None, progress: b
     dest = Path(dest) if dest is not None else cache_dir()
     base = url or base_url()
     base = base if base.endswith("/") else base + "/"
-    files = {name: (base + name, digest.removeprefix("sha256:")) for name, digest in registry().items()}
-    return fetch_pinned(files, dest, label="raw-log", progress=progress,
+    return fetch_pinned(_pinned_files(base), dest, label="raw-log", progress=progress,
                         integrity_hint=". The source may have changed or the transfer was tampered with",
                         network_hint=" or set IBO_DATA_URL to a reachable mirror")
 
@@ -165,16 +169,7 @@ def verify(folder: str | Path) -> list[str]:
 
 def _check(folder: Path) -> dict[str, str]:
     """File name -> what is wrong with it, for every registered file that is missing or damaged in ``folder``."""
-    problems = {}
-    for name, digest in sorted(registry().items()):
-        p = folder / name
-        if not p.is_file():
-            problems[name] = "missing"
-            continue
-        got = _sha256(p)
-        if got != digest.split(":", 1)[1]:
-            problems[name] = f"SHA-256 {got[:12]}... does not match the pinned {digest[7:19]}..."
-    return problems
+    return check_pinned(folder, _pinned_files())
 
 
 def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -> Path:
