@@ -38,6 +38,7 @@ import numpy as np
 from ibo_pymc.model.builder import SubjectData
 from ibo_pymc.model.likelihood import WrappedCauchyMixture
 from ibo_pymc.model.lookup import lookup_pytensor
+from ibo_pymc.model.samplers import pymc_log_level
 
 
 def generative_model(obs, model: str = "tau_pm", *, tables=None, marginalized: bool = True):
@@ -97,14 +98,8 @@ def prior_predictive_draw(obs, model: str = "tau_pm", *, tables=None, random_see
 
     m = generative_model(obs, model, tables=tables, marginalized=False)
     families = m.coords["family"]
-    log = logging.getLogger("pymc")
-    level = log.level
-    log.setLevel(logging.WARNING)  # the "Sampling: [...]" notice, once per draw
-    try:
-        with m:
-            prior = pm.sample_prior_predictive(1, random_seed=random_seed, compile_kwargs={"mode": "FAST_COMPILE"})
-    finally:
-        log.setLevel(level)
+    with pymc_log_level(logging.WARNING), m:  # the "Sampling: [...]" notice, once per draw
+        prior = pm.sample_prior_predictive(1, random_seed=random_seed, compile_kwargs={"mode": "FAST_COMPILE"})
     truth = {"family": families[int(prior.prior["family"].values.ravel()[0])]}
     for v in m.free_RVs:
         if v.name != "family":

@@ -53,6 +53,7 @@ from pytensor.graph.op import Op
 from ibo_pymc.forward.priors import PRIORS, log_density_unconstrained
 from ibo_pymc.forward.variants import get_variant
 from ibo_pymc.model.parameters import internal_name
+from ibo_pymc.model.samplers import pymc_log_level
 
 #: prior of the population parameters (logit scale of each parameter's prior interval)
 MU_SD = 1.5
@@ -352,17 +353,11 @@ def fit_population(subjects: list[SubjectDraws], *, draws: int = 1000, tune: int
     ss = np.random.SeedSequence(seed)
     s_nuts, s_resample = ss.spawn(2)
     model = build_population_model(subjects)
-    log = logging.getLogger("pymc")
-    level = log.level
-    if not progress:
-        log.setLevel(logging.WARNING)  # "Initializing NUTS ...", "Sampling 4 chains ..."
-    try:
-        with model:
-            idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, os.cpu_count() or 1),
-                              random_seed=int(s_nuts.generate_state(1)[0]), target_accept=target_accept,
-                              progressbar=progress, compute_convergence_checks=False)
-    finally:
-        log.setLevel(level)
+    # "Initializing NUTS ...", "Sampling 4 chains ..." only with the progress bar
+    with pymc_log_level(None if progress else logging.WARNING), model:
+        idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, os.cpu_count() or 1),
+                          random_seed=int(s_nuts.generate_state(1)[0]), target_accept=target_accept,
+                          progressbar=progress, compute_convergence_checks=False)
     _add_natural_scale(idata, subjects)
     idata.add_groups(_subject_posterior(idata, subjects, np.random.default_rng(s_resample)))
     return HierarchicalFit(idata, subjects)

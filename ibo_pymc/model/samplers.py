@@ -7,7 +7,9 @@ the grid posterior) and return ``(posterior, sample_stats)`` as xarray Datasets.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 
 import numpy as np
 
@@ -45,3 +47,17 @@ def sample_pymc(sd, comps, inits, *, draws, tune, chains, cores, seed, progress,
 
 #: sampler name (FitConfig.sampler) -> back end
 BACKENDS = {"nutpie": sample_nutpie, "pymc": sample_pymc}
+
+
+@contextlib.contextmanager
+def pymc_log_level(level: int | None = logging.WARNING):
+    """Raise the ``pymc`` logger to ``level`` inside the block (PyMC's per-call notices: "Initializing NUTS",
+    "Sampling: [...]"), restoring it after; None leaves it as it is."""
+    log = logging.getLogger("pymc")
+    before = log.level
+    if level is not None:
+        log.setLevel(level)
+    try:
+        yield
+    finally:
+        log.setLevel(before)

@@ -191,21 +191,17 @@ def _sample_family(gr, family, config, seed, buf, mode, thin: int = 1):
 
         import pymc as pm
 
+        from ibo_pymc.model.samplers import pymc_log_level
+
         m = build_model(gr, family, config)
         rng = np.random.default_rng(seed)
         init = [{f"{n}_log__": mode[i] + 0.1 * rng.standard_normal() for i, n in enumerate(names)} for _ in range(config.chains)]
-        logger = logging.getLogger("pymc")
-        level = logger.level
-        logger.setLevel(logging.ERROR)
-        try:
-            with m:
-                tr = pm.sample(draws, tune=tune, chains=config.chains, cores=config.cores, random_seed=seed,
-                               initvals=init, progressbar=False, compute_convergence_checks=False,
-                               target_accept=config.target_accept)
-            if draws > config.draws:
-                tr = tr.isel(draw=slice(draws // config.draws - 1, None, draws // config.draws))
-        finally:
-            logger.setLevel(level)
+        with pymc_log_level(logging.ERROR), m:
+            tr = pm.sample(draws, tune=tune, chains=config.chains, cores=config.cores, random_seed=seed,
+                           initvals=init, progressbar=False, compute_convergence_checks=False,
+                           target_accept=config.target_accept)
+        if draws > config.draws:
+            tr = tr.isel(draw=slice(draws // config.draws - 1, None, draws // config.draws))
         X = np.stack([np.log(tr.posterior[n].values) for n in names], axis=-1)
         stats = tr.sample_stats
     return X, stats
