@@ -19,7 +19,12 @@ data and of the earlier folds; the best of all is then walked along a fine
 profile (step 0.05, :func:`_fine_profile`) and polished by Nelder-Mead; a second pass
 (:func:`improve`) restarts every fold from all the optima found for the participant (the whole
 data's local optima and every fold's) with a walk whose inner search starts in both of its basins,
-keeping the better. The
+keeping the better; a third pass polishes, by Nelder-Mead, each fold's three best points of a Sobol
+exploration of the whole box (:func:`explore`: 512 points) and its best steps of the upper clamp's
+staircase (:func:`staircase`: huge beta, tau at its lower bound, where the best step can be narrower than
+0.005 in log beta). Both are evaluated per round once for the participant, so every fold ranks them by
+its own training rounds at no extra cost. The third pass is what reaches the published optima that lie
+in the clamps' stepped regions, where no gradient leads. The
 likelihood has several modes (a participant may be fitted by a long
 length-scale with a small temperature, or a short one with a large exploration
 bonus), which is why a local search alone is not enough. The GP part of the likelihood depends on lambda only,
@@ -31,6 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import pandas as pd
 from scipy import optimize
@@ -73,12 +79,97 @@ FOLD_PROFILE_THETA = tuple(np.arange(-5.0, 5.0001, 1.0))
 INNER_STARTS = ((-1.5, -3.0), (1.0, -1.0))
 
 
+@numba.njit(cache=True, fastmath={"contract", "arcp"})
+def _ucb_rounds(mu, sd, choices, lengths, beta, tau, out):
+    """The published UCB choice rule with the posterior fixed: per round r, ``out[r]`` = (log-likelihood, its
+    derivative in beta, in tau). The same quantity as the general kernel (:func:`.choice.choice_loglik`,
+    ``published=True``) with the standard deviations given and without the surrogate parameter's derivative:
+    the search over beta and tau calls it most, at half the cost."""
+    R = mu.shape[0]
+    P = mu.shape[2]
+    q = np.empty(P)
+    qb = np.empty(P)
+    lo = math.log(1e-5)
+    hi = math.log(0.99999)
+    itau = 1.0 / tau
+    for r in range(R):
+        tot = 0.0
+        g1 = 0.0
+        g2 = 0.0
+        for t in range(lengths[r] - 1):
+            c = choices[r, t + 1]
+            mx = -math.inf
+            for p in range(P):
+                s = sd[r, t, p]
+                qv = mu[r, t, p] + beta * s
+                if qv < 0.0001:
+                    qv = 0.0001
+                    s = 0.0
+                elif qv > 100.0:
+                    qv = 100.0
+                    s = 0.0
+                q[p] = qv
+                qb[p] = s
+                mx = max(mx, qv)
+            se = 0.0
+            sq = 0.0
+            sb = 0.0
+            for p in range(P):
+                e = math.exp((q[p] - mx) * itau)
+                se += e
+                sq += e * q[p]
+                sb += e * qb[p]
+            lp = (q[c] - mx) * itau - math.log(se)
+            if lp < lo:
+                tot += lo
+            elif lp > hi:
+                tot += hi
+            else:
+                tot += lp
+                g1 += (qb[c] - sb / se) * itau
+                g2 -= (q[c] - sq / se) * itau * itau
+        out[r, 0] = tot
+        out[r, 1] = g1
+        out[r, 2] = g2
+
+
+class _Rule:
+    """The published choice rule's log-likelihood per round for a fixed posterior, as a function of (beta, tau)."""
+
+    def __init__(self, post, choices, y, family):
+        self.post, self.choices, self.y, self.family = post, np.ascontiguousarray(choices, np.int64), y, family
+        self.fast = family == "UCB"
+        if self.fast:
+            self.mu, self.sd = post[0], np.sqrt(post[1])
+            self.lengths = np.full(self.choices.shape[0], self.choices.shape[1], np.int64)
+            self.out = np.empty((self.choices.shape[0], 3))
+
+    def __call__(self, beta, tau):
+        """``(ll (R,), d ll / d beta (R,), d ll / d tau (R,))``."""
+        if self.fast:
+            _ucb_rounds(self.mu, self.sd, self.choices, self.lengths, float(beta), float(tau), self.out)
+            return self.out[:, 0], self.out[:, 1], self.out[:, 2]
+        ll, g = choice_loglik(self.post, self.choices, self.y, self.family, beta, tau, published=True)
+        return ll, g[:, 1], g[:, 2]
+
+
+def _value(choices, y, surrogate, family):
+    """The objective's value alone (no gradient), per round: ``u -> nll (R,)``."""
+    def f(u):
+        th, b, t = np.exp(u)
+        post = posterior(choices, y, surrogate, th, published=True)
+        return -_Rule(post, choices, y, family)(b, t)[0]
+    return f
+
+
 def _inner(post, choices, y, family, starts):
     """max over (log beta, log tau) in the box with the surrogate's posterior fixed: (nll, (lb, ltau))."""
+    rule = _Rule(post, choices, y, family)
+
     def f(v):
         b, t = np.exp(v)
-        ll, g = choice_loglik(post, choices, y, family, b, t, published=True)
-        return -float(ll.sum()), -np.array([g[:, 1].sum() * b, g[:, 2].sum() * t])
+        ll, gb, gt = rule(b, t)
+        return -float(ll.sum()), -np.array([gb.sum() * b, gt.sum() * t])
 
     best = (math.inf, None)
     for s in starts:
@@ -132,18 +223,77 @@ def _polish(fun, x0, maxfev):
     return float(r.fun), np.clip(r.x, *LOG_BOUNDS)
 
 
-def maximise(choices, y, surrogate, family, *, extra_starts=(), n_refine: int = 3, explore: int = 0, seed: int = 0,
+def explore(choices, y, surrogate, family, n: int, seed: int = 0):
+    """``n`` quasi-random (scrambled Sobol, seeded) points of the whole box and the negative log-likelihood of
+    every round at each: ``(points (n, 3), nll (n, R))``. Rounds are independent, so one evaluation serves
+    the whole data and every fold (a fold's value is the sum over its training rounds)."""
+    from scipy.stats import qmc
+
+    lo, hi = LOG_BOUNDS
+    points = lo + (hi - lo) * qmc.Sobol(3, scramble=True, seed=seed).random(n)
+    value = _value(choices, y, surrogate, family)
+    return points, np.array([value(u) for u in points])
+
+
+#: the surrogate parameter's grid of the staircase scan (log scale)
+STAIR_THETA = tuple(np.arange(-5.0, 5.0001, 0.25))
+
+
+def staircase(choices, y, surrogate, family, grid=STAIR_THETA):
+    """The upper clamp's stepped region, scanned exactly: ``(points (n, 3), nll (n, R))``.
+
+    With tau at its lower bound the softmax is nearly a hard maximum, and the clamp of q at 100 makes the
+    likelihood in a large beta a staircase: the options whose ``mu + beta s`` exceeds 100 tie, and an option
+    joins the tie at ``beta = (100 - mu) / s``. A chosen option joining it raises the likelihood by up to
+    11.5 nats (its probability leaves the clamp at 1e-5), any other lowers it (one more in the tie), so the
+    maxima lie where chosen options join. The best step can be narrower than 0.005 in log beta, so no grid or
+    local search finds it. For every surrogate parameter of ``grid`` this evaluates, per round, the
+    likelihood just past every chosen option's step of the whole data; a fold's steps are among them.
+    """
+    tau = math.exp(LOG_BOUNDS[0])
+    lo, hi = math.exp(LOG_BOUNDS[0]), math.exp(LOG_BOUNDS[1])
+    ch = np.asarray(choices)
+    r_idx, t_idx = np.indices((ch.shape[0], ch.shape[1] - 1))
+    chosen = ch[:, 1:]
+    points, values = [], []
+    for lt in grid:
+        post = posterior(choices, y, surrogate, float(np.exp(lt)), published=True)
+        rule = _Rule(post, choices, y, family)
+        if not rule.fast:
+            return np.empty((0, 3)), np.empty((0, ch.shape[0]))
+        m, sd = rule.mu[r_idx, t_idx, chosen], rule.sd[r_idx, t_idx, chosen]
+        ok = sd > 1e-9
+        edges = np.unique((100.0 - m[ok]) / sd[ok]) * (1.0 + 1e-9)
+        for b in edges[(edges > lo) & (edges < hi)]:
+            points.append((lt, math.log(b), LOG_BOUNDS[0]))
+            values.append(-rule(b, tau)[0])
+    return np.array(points).reshape(-1, 3), np.array(values).reshape(len(points), ch.shape[0])
+
+
+def _probe_starts(points, nll, k: int, tol: float = 0.5):
+    """The ``k`` best of the probes (``nll`` (n,)), at least ``tol`` apart."""
+    order = np.argsort(nll)
+    return _distinct([points[i] for i in order[: 5 * k]], tol=tol)[:k]
+
+
+def _best(points, nll, k: int):
+    """The ``k`` best points and their values."""
+    order = np.argsort(nll)[:k]
+    return points[order], nll[order]
+
+
+def maximise(choices, y, surrogate, family, *, extra_starts=(), n_refine: int = 3, probes=None,
              grid=PROFILE_THETA, candidates: bool = False):
     """Best (negative log-likelihood, log-parameters): the profile's (on ``grid``) ``n_refine`` best local
     minima and ``extra_starts``, each polished by L-BFGS-B in all three parameters; the best walked along
     the fine profile (:func:`_fine_profile`) and polished by L-BFGS-B, then Nelder-Mead.
 
-    ``explore`` > 0 adds that many quasi-random (Sobol, seeded) points of the whole box, the best three
-    polished by Nelder-Mead: the published clamps make stepped regions (tiny tau, huge beta) whose
-    lowest points no gradient leads to.
+    ``probes = (points (n, 3), nll (n,))`` (from :func:`explore`) adds the best three of those points, each
+    polished by Nelder-Mead: the published clamps make stepped regions (tiny tau, huge beta) whose lowest
+    points no gradient leads to.
     """
     f = _objective(choices, y, surrogate, family)
-    value = lambda u: f(u)[0]  # noqa: E731
+    value = _total(_value(choices, y, surrogate, family))
     pts, scores = profile(choices, y, surrogate, family, grid)
     n = len(scores)
     minima = [i for i in range(n) if (i == 0 or scores[i] <= scores[i - 1]) and (i == n - 1 or scores[i] <= scores[i + 1])]
@@ -153,14 +303,8 @@ def maximise(choices, y, surrogate, family, *, extra_starts=(), n_refine: int = 
     cands = [(float(scores[i0]), pts[i0].astype(float))]
     for s in starts:
         cands.append(_descend(f, s))
-    if explore:
-        from scipy.stats import qmc
-
-        lo, hi = LOG_BOUNDS
-        probe = lo + (hi - lo) * qmc.Sobol(3, scramble=True, seed=seed).random(explore)
-        vals = np.array([value(u) for u in probe])
-        for i in np.argsort(vals)[:3]:
-            cands.append(_polish(value, probe[i], 300))
+    if probes is not None:
+        cands += [_polish(value, u, 300) for u in _probe_starts(*probes, 3, tol=0.0)]
     best = min(cands, key=lambda c: c[0])
     fine = _fine_profile(choices, y, surrogate, family, best[1])
     if fine[0] < best[0]:
@@ -170,6 +314,10 @@ def maximise(choices, y, surrogate, family, *, extra_starts=(), n_refine: int = 
     if candidates:  # every local optimum met, best first: starting points for related problems (the folds)
         return best, [best] + sorted(cands, key=lambda c: c[0])
     return best
+
+
+def _total(per_round):
+    return lambda u: float(per_round(u).sum())
 
 
 def improve(choices, y, surrogate, family, best, starts):
@@ -183,7 +331,7 @@ def improve(choices, y, surrogate, family, best, starts):
     top = min(cands, key=lambda c: c[0])
     fine = _fine_profile(choices, y, surrogate, family, top[1], robust=True)
     top = min([top, fine], key=lambda c: c[0])
-    polished = _polish(lambda u: f(u)[0], top[1], 150)
+    polished = _polish(_total(_value(choices, y, surrogate, family)), top[1], 150)
     top = min([top, polished], key=lambda c: c[0])
     return top if top[0] < best[0] - 1e-9 else best
 
@@ -225,16 +373,29 @@ def _fine_profile(choices, y, surrogate, family, u, robust: bool = False):
     return best
 
 
+#: Sobol points of the whole box evaluated per participant (per round), and how many of the best, for each
+#: fold, are polished by Nelder-Mead with that many evaluations at most
+N_PROBES, FOLD_PROBES, PROBE_FEV = 512, 3, 300
+#: how many of a fold's best staircase steps (:func:`staircase`) are polished, if within this many nats of
+#: the fold's optimum so far
+STAIR_STARTS, STAIR_MARGIN = 2, 1.0
+
+
 def cross_validate(gr: GridRounds, model: str) -> list[FoldFit]:
     """Leave-one-round-out fits of ``model`` over the rounds of ``gr`` (the published protocol).
 
-    Two passes: each fold is maximised from its own profile and the optima of the whole data and of the
+    Three passes: each fold is maximised from its own profile and the optima of the whole data and of the
     folds before it; then each fold is given a second chance (:func:`improve`) from every optimum found (the
-    whole data's local optima and all folds'), keeping the better.
+    whole data's local optima and all folds'); then a third from the best points, by the fold's own
+    likelihood, of the participant's Sobol exploration (:func:`explore`) and of the clamp's staircase
+    (:func:`staircase`; both evaluated per round once for all folds), each polished by Nelder-Mead. Each
+    pass keeps the better.
     """
     surrogate, family = MODELS[model]
     ch, y = gr.choices, gr.y
-    (_, u_all), whole = maximise(ch, y, surrogate, family, explore=512, candidates=True)
+    points, per_round = explore(ch, y, surrogate, family, N_PROBES)
+    step_points, steps = staircase(ch, y, surrogate, family)
+    (_, u_all), whole = maximise(ch, y, surrogate, family, probes=(points, per_round.sum(1)), candidates=True)
     found = [u_all]  # every fold also starts from the optima of the whole data and of the folds before it
     optima = []
     for k in range(gr.n_rounds):
@@ -247,6 +408,14 @@ def cross_validate(gr: GridRounds, model: str) -> list[FoldFit]:
     for k in range(gr.n_rounds):
         train = np.arange(gr.n_rounds) != k
         nll, u = improve(ch[train], y[train], surrogate, family, optima[k], starts)
+        value = _total(_value(ch[train], y[train], surrogate, family))
+        third = _probe_starts(points, per_round[:, train].sum(1), FOLD_PROBES)
+        if len(steps):  # the staircase's best steps for this fold, where they come near its optimum
+            third += [w for w, v in zip(*_best(step_points, steps[:, train].sum(1), STAIR_STARTS)) if v < nll + STAIR_MARGIN]
+        for p in third:
+            cand = _polish(value, p, PROBE_FEV)
+            if cand[0] < nll - 1e-9:
+                nll, u = cand
         th, b, t = np.exp(u)
         test = -float(loglik(ch[~train], y[~train], surrogate, family, th, b, t, published=True).sum())
         folds.append(FoldFit(int(gr.rounds[k]), nll, test, float(th), float(b), float(t)))
