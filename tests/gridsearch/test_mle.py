@@ -117,6 +117,28 @@ def test_fold_exploration_reaches_a_stepped_optimum(choices):
     assert best[0] <= published + 1e-3, (best, published)
 
 
+def test_staircase_reaches_a_knife_edge_optimum(choices):
+    """Participant 217, conceptual, BMT-UCB, round 2 held out: the published optimum sits on a step of the
+    upper clamp's staircase (q = 100) narrower than 0.005 in log beta, 20 nats above its neighbours at
+    +-0.002; neither the gradient searches nor the Sobol points find it. The exact scan of the steps finds one
+    at least as good, and ranking by a fold's training rounds is the sum of their per-round values."""
+    from ibo_pymc.tasks.gridsearch.mle import _total, _value, staircase
+
+    gr = grid_rounds(choices, 217, "conceptual")
+    train = gr.rounds != 2
+    ref = pd.read_csv(REF / "paramEstimates_ucb.csv")
+    r = ref[(ref.participant == 217) & (ref.context == "Conceptual") & (ref.ModelName == "BMT-UCB")
+            & (ref.leaveoutindex == 2)].iloc[0]
+    value = _total(_value(gr.choices[train], gr.y[train], "BMT", "UCB"))
+    u = np.log([r.kError, r.beta, r.tau])
+    published = value(u)
+    assert value(u + [0, 0.002, 0]) > published + 0.5 and value(u - [0, 0.002, 0]) > published + 10
+    points, per_round = staircase(gr.choices, gr.y, "BMT", "UCB")
+    fold = per_round[:, train].sum(1)
+    i = int(np.argmin(fold))
+    assert fold[i] <= published and value(points[i]) == pytest.approx(fold[i], rel=1e-12)
+
+
 def test_participant_1_conceptual(choices, published):
     """Participant 1, conceptual task: the protocol gives the published fits (nLL to 0.01, parameter
     medians to 0.5%)."""

@@ -24,7 +24,8 @@ exploration of the whole box (:func:`explore`: 512 points) and its best steps of
 staircase (:func:`staircase`: huge beta, tau at its lower bound, where the best step can be narrower than
 0.005 in log beta). Both are evaluated per round once for the participant, so every fold ranks them by
 its own training rounds at no extra cost. The third pass is what reaches the published optima that lie
-in the clamps' stepped regions, where no gradient leads. The
+in the clamps' stepped regions, where no gradient leads; it ends with a Nelder-Mead from the fold's best
+with a wider simplex (side 0.5), which steps over the profile's finest kinks. The
 likelihood has several modes (a participant may be fitted by a long
 length-scale with a small temperature, or a short one with a large exploration
 bonus), which is why a local search alone is not enough. The GP part of the likelihood depends on lambda only,
@@ -215,11 +216,12 @@ def _descend(f, x0):
     return float(r.fun), np.asarray(r.x, float)
 
 
-def _polish(fun, x0, maxfev):
-    """Nelder-Mead in the box: the published objective has flat and stepped regions (its clamps), where
-    gradients vanish; a simplex still moves there."""
+def _polish(fun, x0, maxfev, step: float = 0.25):
+    """Nelder-Mead in the box from a simplex of side ``step``: the published objective has flat and stepped
+    regions (its clamps), where gradients vanish; a simplex still moves there."""
+    simplex = x0 + step * np.vstack([np.zeros(3), np.eye(3)])
     r = optimize.minimize(lambda u: fun(np.clip(u, *LOG_BOUNDS)), x0, method="Nelder-Mead",
-                          options={"maxfev": maxfev, "xatol": 1e-6, "fatol": 1e-9, "initial_simplex": x0 + 0.25 * np.vstack([np.zeros(3), np.eye(3)])})
+                          options={"maxfev": maxfev, "xatol": 1e-6, "fatol": 1e-9, "initial_simplex": simplex})
     return float(r.fun), np.clip(r.x, *LOG_BOUNDS)
 
 
@@ -379,6 +381,8 @@ N_PROBES, FOLD_PROBES, PROBE_FEV = 512, 3, 300
 #: how many of a fold's best staircase steps (:func:`staircase`) are polished, if within this many nats of
 #: the fold's optimum so far
 STAIR_STARTS, STAIR_MARGIN = 2, 1.0
+#: the last Nelder-Mead of every fold: its simplex's side (log scale) and evaluations at most
+LAST_STEP, LAST_FEV = 0.5, 150
 
 
 def cross_validate(gr: GridRounds, model: str) -> list[FoldFit]:
@@ -388,8 +392,8 @@ def cross_validate(gr: GridRounds, model: str) -> list[FoldFit]:
     folds before it; then each fold is given a second chance (:func:`improve`) from every optimum found (the
     whole data's local optima and all folds'); then a third from the best points, by the fold's own
     likelihood, of the participant's Sobol exploration (:func:`explore`) and of the clamp's staircase
-    (:func:`staircase`; both evaluated per round once for all folds), each polished by Nelder-Mead. Each
-    pass keeps the better.
+    (:func:`staircase`; both evaluated per round once for all folds), each polished by Nelder-Mead, and a
+    last Nelder-Mead with a wider simplex from the best. Each step keeps the better.
     """
     surrogate, family = MODELS[model]
     ch, y = gr.choices, gr.y
@@ -416,6 +420,11 @@ def cross_validate(gr: GridRounds, model: str) -> list[FoldFit]:
             cand = _polish(value, p, PROBE_FEV)
             if cand[0] < nll - 1e-9:
                 nll, u = cand
+        # last, a wider simplex from the optimum: the profile can have local minima 0.005 apart in the
+        # surrogate parameter (finer than the fine walk's step), and the narrower simplex stops at a kink
+        cand = _polish(value, u, LAST_FEV, step=LAST_STEP)
+        if cand[0] < nll - 1e-9:
+            nll, u = cand
         th, b, t = np.exp(u)
         test = -float(loglik(ch[~train], y[~train], surrogate, family, th, b, t, published=True).sum())
         folds.append(FoldFit(int(gr.rounds[k]), nll, test, float(th), float(b), float(t)))
