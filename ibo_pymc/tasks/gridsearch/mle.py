@@ -252,17 +252,17 @@ def staircase(choices, y, surrogate, family, grid=STAIR_THETA):
     local search finds it. For every surrogate parameter of ``grid`` this evaluates, per round, the
     likelihood just past every chosen option's step of the whole data; a fold's steps are among them.
     """
+    ch = np.asarray(choices)
+    if family != "UCB":  # the staircase is UCB's: q = mu + beta s
+        return np.empty((0, 3)), np.empty((0, ch.shape[0]))
     tau = math.exp(LOG_BOUNDS[0])
     lo, hi = math.exp(LOG_BOUNDS[0]), math.exp(LOG_BOUNDS[1])
-    ch = np.asarray(choices)
     r_idx, t_idx = np.indices((ch.shape[0], ch.shape[1] - 1))
     chosen = ch[:, 1:]
     points, values = [], []
     for lt in grid:
         post = posterior(choices, y, surrogate, float(np.exp(lt)), published=True)
         rule = _Rule(post, choices, y, family)
-        if not rule.fast:
-            return np.empty((0, 3)), np.empty((0, ch.shape[0]))
         m, sd = rule.mu[r_idx, t_idx, chosen], rule.sd[r_idx, t_idx, chosen]
         ok = sd > 1e-9
         edges = np.unique((100.0 - m[ok]) / sd[ok]) * (1.0 + 1e-9)
@@ -276,12 +276,6 @@ def _probe_starts(points, nll, k: int, tol: float = 0.5):
     """The ``k`` best of the probes (``nll`` (n,)), at least ``tol`` apart."""
     order = np.argsort(nll)
     return _distinct([points[i] for i in order[: 5 * k]], tol=tol)[:k]
-
-
-def _best(points, nll, k: int):
-    """The ``k`` best points and their values."""
-    order = np.argsort(nll)[:k]
-    return points[order], nll[order]
 
 
 def maximise(choices, y, surrogate, family, *, extra_starts=(), n_refine: int = 3, probes=None,
@@ -414,8 +408,8 @@ def cross_validate(gr: GridRounds, model: str) -> list[FoldFit]:
         nll, u = improve(ch[train], y[train], surrogate, family, optima[k], starts)
         value = _total(_value(ch[train], y[train], surrogate, family))
         third = _probe_starts(points, per_round[:, train].sum(1), FOLD_PROBES)
-        if len(steps):  # the staircase's best steps for this fold, where they come near its optimum
-            third += [w for w, v in zip(*_best(step_points, steps[:, train].sum(1), STAIR_STARTS)) if v < nll + STAIR_MARGIN]
+        fold_steps = steps[:, train].sum(1)  # the staircase's best steps for this fold, near its optimum
+        third += [step_points[i] for i in np.argsort(fold_steps)[:STAIR_STARTS] if fold_steps[i] < nll + STAIR_MARGIN]
         for p in third:
             cand = _polish(value, p, PROBE_FEV)
             if cand[0] < nll - 1e-9:
