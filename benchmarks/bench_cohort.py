@@ -2,7 +2,7 @@
 
 1. All subject x model fits with the default configuration (28 x 3 = 84 NUTS
    fits; ``--subjects`` for fewer), each saved as it completes, run by
-   :func:`ibo_pymc.model.cohort.fit_cohort` in this process (``--workers 1``;
+   :func:`ibo_pymc.tasks.hotspot.model.fit_many.fit_cohort` in this process (``--workers 1``;
    the baseline) and on a local Dask cluster of 2 single-threaded workers. Every
    task samples its chains on one core, so the ideal ratio is the number of
    workers. Cluster start-up is timed apart.
@@ -30,8 +30,8 @@ import numpy as np
 
 def timed_fit(obs, config, path):
     """A fit as a worker runs it (written by the worker), with the durations of the fit and of the write."""
-    from ibo_pymc.model.cohort import fit_task
-    from ibo_pymc.model.fit import write_fit
+    from ibo_pymc.io import write_fit
+    from ibo_pymc.tasks.hotspot.model.fit_many import fit_task
 
     t0 = time.perf_counter()
     idata = fit_task(obs, config, 1)
@@ -48,11 +48,11 @@ def _same_posterior(p, q) -> bool:
 
 
 def main() -> None:
-    from ibo_pymc.data import load_hotspot
-    from ibo_pymc.execution import Task, open_executor, run_tasks
-    from ibo_pymc.forward.variants import MODELS
-    from ibo_pymc.model.cohort import cohort_jobs, fit_cohort
-    from ibo_pymc.model.fit import FitConfig
+    from ibo_pymc.execution import Job, open_executor, run_jobs
+    from ibo_pymc.tasks.hotspot.data import load_hotspot
+    from ibo_pymc.tasks.hotspot.forward.variants import MODELS
+    from ibo_pymc.tasks.hotspot.model.fit import FitConfig
+    from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=os.environ.get("IBO_DATA_DIR", "../shared/data/hotspot_raw"))
@@ -88,11 +88,11 @@ def main() -> None:
         with dask.config.set(LOCAL_WORKER_CONFIG):
             lc = LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None)
         with lc, Client(lc) as c1:
-            run_tasks([Task("warm-up", timed_fit, (jobs[0].obs, jobs[0].config, str(Path(tmp) / "w.nc")))], c1,
+            run_jobs([Job("warm-up", timed_fit, (jobs[0].obs, jobs[0].config, str(Path(tmp) / "w.nc")))], c1,
                       progress=quiet)
             for k, job in enumerate(jobs[1 : 1 + a.overhead_fits]):
                 t0 = time.perf_counter()
-                res = run_tasks([Task(job.key, timed_fit, (job.obs, job.config, str(Path(tmp) / f"o{k}.nc")))], c1,
+                res = run_jobs([Job(job.key, timed_fit, (job.obs, job.config, str(Path(tmp) / f"o{k}.nc")))], c1,
                                 progress=quiet).raise_failures()
                 lat.append(time.perf_counter() - t0)
                 own.append(res.results[0][1])

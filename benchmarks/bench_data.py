@@ -9,7 +9,7 @@ import time
 
 import pandas as pd
 
-from ibo_pymc.data import load_hotspot
+from ibo_pymc.tasks.hotspot.data import load_hotspot
 
 
 def main() -> None:

@@ -11,12 +11,12 @@ import argparse
 import os
 import time
 
-from ibo_pymc.data import load_hotspot, load_split
 from ibo_pymc.execution import open_executor
-from ibo_pymc.forward import load_tables
-from ibo_pymc.grid import GridConfig, fit_grid
-from ibo_pymc.grid.reproduce import reproduce
-from ibo_pymc.kernel import logpdf as wrapped_cauchy_mixture_logpdf
+from ibo_pymc.tasks.hotspot.data import load_hotspot, load_split
+from ibo_pymc.tasks.hotspot.forward import load_tables
+from ibo_pymc.tasks.hotspot.kernel import logpdf as wrapped_cauchy_mixture_logpdf
+from ibo_pymc.tasks.hotspot.paper_grid import PaperGridConfig, fit_paper_grid
+from ibo_pymc.tasks.hotspot.paper_grid.reproduce import reproduce
 
 
 def dense_pass(tables, cfg, d, x) -> float:
@@ -36,7 +36,7 @@ def main() -> None:
     a = ap.parse_args()
     data = load_hotspot(a.data)
     split = load_split(a.split, data)
-    cfg = GridConfig()
+    cfg = PaperGridConfig()
     tables = load_tables(cfg.tables)
     with open_executor(a.workers) as ex:  # cluster start-up is not timed
         t0 = time.perf_counter()
@@ -44,7 +44,7 @@ def main() -> None:
         total = time.perf_counter() - t0
     train, _ = split.partition(data.observations(28))
     t0 = time.perf_counter()
-    fit_grid(train.delta_r1, train.theta2, "tau_pm", config=cfg, tables=tables)
+    fit_paper_grid(train.delta_r1, train.theta2, "tau_pm", config=cfg, tables=tables)
     one = time.perf_counter() - t0
     dense = dense_pass(tables, cfg, train.delta_r1, train.theta2)
     print(f"cohort, 3 models, {a.workers} workers: {total:.2f} s  (target < 10 s); totals "

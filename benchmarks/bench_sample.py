@@ -25,8 +25,8 @@ def plain_graph_gradient(sd) -> float:
     import pymc as pm
     import pytensor.tensor as pt
 
-    from ibo_pymc.model.likelihood import wc_mixture_logp
-    from ibo_pymc.model.lookup import lookup_pytensor
+    from ibo_pymc.tasks.hotspot.model.likelihood import wc_mixture_logp
+    from ibo_pymc.tasks.hotspot.model.lookup import lookup_pytensor
 
     rt = sd.rt
     neg = sd.neg
@@ -62,7 +62,7 @@ def _time_model(m, n=3000) -> float:
 
 
 def compiled_gradient(sd, layout) -> float:
-    from ibo_pymc.model import compiled
+    from ibo_pymc.tasks.hotspot.model import compiled
 
     buf, blocks = compiled.pack(sd, layout)
     x = np.random.default_rng(0).normal(size=sum(b.size for b in blocks))
@@ -81,8 +81,8 @@ def main() -> None:
     ap.add_argument("--cohort", action="store_true", help="also time the 84 default fits")
     args = ap.parse_args()
 
-    from ibo_pymc.data import load_hotspot
-    from ibo_pymc.model.builder import SubjectData, build_model
+    from ibo_pymc.tasks.hotspot.data import load_hotspot
+    from ibo_pymc.tasks.hotspot.model.builder import SubjectData, build_model
 
     sd = SubjectData.prepare(load_hotspot(args.data).observations(28), "tau_pm")
     base = plain_graph_gradient(sd)

@@ -10,8 +10,14 @@ import time
 
 import numpy as np
 
-from ibo_pymc.forward import Surrogate, TableConfig, build_tables, get_family, incumbent
-from ibo_pymc.forward.augmentation import allowed_window
+from ibo_pymc.tasks.hotspot.forward import (
+    Surrogate,
+    TableConfig,
+    build_tables,
+    get_family,
+    incumbent,
+)
+from ibo_pymc.tasks.hotspot.forward.augmentation import allowed_window
 
 
 def loop_baseline(cfg: TableConfig, n_param: int) -> float:

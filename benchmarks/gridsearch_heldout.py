@@ -30,22 +30,22 @@ def main() -> int:
     args = ap.parse_args()
 
     from ibo_pymc.cli._common import executor
-    from ibo_pymc.execution import Task, run_tasks
+    from ibo_pymc.execution import Job, run_jobs
     from ibo_pymc.io import write_csv
     from ibo_pymc.tasks.gridsearch.compare import heldout_fold, loo_by_round
     from ibo_pymc.tasks.gridsearch.data import grid_rounds, load
-    from ibo_pymc.tasks.gridsearch.model import GridFitConfig, fit
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, fit
 
     table = load(args.data)
     ids = [int(s) for s in args.participants.split(",")]
-    cfg = GridFitConfig(cores=1)
+    cfg = GridSearchConfig(cores=1)
     tasks = []
     for s in ids:
         for c in ("spatial", "conceptual"):
             gr = grid_rounds(table, s, c)
-            tasks += [Task(f"{s} {c} round {k}", heldout_fold, (gr, int(k), cfg)) for k in gr.rounds]
+            tasks += [Job(f"{s} {c} round {k}", heldout_fold, (gr, int(k), cfg)) for k in gr.rounds]
     with executor(argparse.Namespace(workers=args.workers, scheduler=None)) as ex:  # with the progress line
-        folds = pd.DataFrame(run_tasks(tasks, ex, label="held-out rounds").raise_failures().results)
+        folds = pd.DataFrame(run_jobs(tasks, ex, label="held-out rounds").raise_failures().results)
     rows = []
     mle = pd.read_csv(REPO / "models" / "gridsearch" / "reproduction" / "folds.csv")
     pub_path = REPO / "tests" / "reference" / "cognitivemaps" / "paramEstimates_ucb.csv"

@@ -22,11 +22,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def one(truth, env, seed, subject):
-    from ibo_pymc.tasks.gridsearch.model import GridFitConfig, fit
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, fit
     from ibo_pymc.tasks.gridsearch.simulate import recovery_row, simulate_participant
 
     gr = simulate_participant(truth, env, np.random.default_rng(seed), subject=subject)
-    idata = fit(gr, GridFitConfig(cores=1))
+    idata = fit(gr, GridSearchConfig(cores=1))
     row = recovery_row(truth, gr, idata)
     conv = idata["family_evidence"].to_dataframe()
     row["r_hat_max"] = float(conv.loc[conv["probability"] >= 1e-3, "r_hat"].max())
@@ -45,7 +45,7 @@ def main() -> int:
     from scipy import stats
 
     from ibo_pymc.cli._common import executor
-    from ibo_pymc.execution import Task, run_tasks
+    from ibo_pymc.execution import Job, run_jobs
     from ibo_pymc.io import write_csv
     from ibo_pymc.tasks.gridsearch.data import load_environments
     from ibo_pymc.tasks.gridsearch.simulate import recovery_truths
@@ -54,10 +54,10 @@ def main() -> int:
     ss = np.random.SeedSequence(args.seed)
     truths = recovery_truths(args.n, np.random.default_rng(ss.spawn(1)[0]))
     seeds = [int(s.generate_state(1)[0]) for s in ss.spawn(args.n + 1)[1:]]
-    tasks = [Task(f"simulated participant {i + 1} ({t.family})", one,
+    tasks = [Job(f"simulated participant {i + 1} ({t.family})", one,
                   (t, envs["smooth" if i % 2 == 0 else "rough"], seeds[i], i + 1)) for i, t in enumerate(truths)]
     with executor(argparse.Namespace(workers=args.workers, scheduler=None)) as ex:  # with the progress line
-        rows = run_tasks(tasks, ex, label="recovery").raise_failures().results
+        rows = run_jobs(tasks, ex, label="recovery").raise_failures().results
     t = pd.DataFrame(rows)
     print(f"{len(t)} simulated participants (families in turn: {', '.join(sorted(t.family.unique()))})")
     print(f"true family most probable: {t['map_family'].eq(t['family']).mean():.2f}; "

@@ -2,7 +2,7 @@
 
     python benchmarks/hierarchical_recovery.py [--cohorts 12] [--subjects 12] [--rounds 100] [--workers 2] [--csv FILE]
 
-Each cohort: subjects drawn from a known population (:class:`ibo_pymc.simulate.population.PopulationTruth`,
+Each cohort: subjects drawn from a known population (:class:`ibo_pymc.tasks.hotspot.simulate.population.PopulationTruth`,
 defaults), each fitted alone (ũ±, 4 chains x 500 draws), then the hierarchical model (4 chains x 500 draws).
 Prints the coverage of the 90% intervals of the population quantities over the cohorts, the convergence, and
 the subjects' mean absolute error independent vs hierarchical (shrinkage); writes every row to --csv.
@@ -26,15 +26,18 @@ def main() -> int:
     ap.add_argument("--csv", type=Path, default=None)
     args = ap.parse_args()
 
-    from ibo_pymc.execution import Task, open_executor, run_tasks
+    from ibo_pymc.execution import Job, open_executor, run_jobs
     from ibo_pymc.io import write_csv
-    from ibo_pymc.simulate.population import PopulationTruth, recovery_replicate
+    from ibo_pymc.tasks.hotspot.simulate.population import (
+        PopulationTruth,
+        recovery_replicate,
+    )
 
     truth = PopulationTruth()
     t0 = time.perf_counter()
-    tasks = [Task(f"cohort {s}", recovery_replicate, (truth, args.subjects, args.rounds, s)) for s in range(args.cohorts)]
+    tasks = [Job(f"cohort {s}", recovery_replicate, (truth, args.subjects, args.rounds, s)) for s in range(args.cohorts)]
     with open_executor(args.workers) as ex:
-        out = run_tasks(tasks, ex, label="cohorts")
+        out = run_jobs(tasks, ex, label="cohorts")
     for f in out.failures:
         print("failed:", f)
     df = pd.concat([r for r in out.results if r is not None], ignore_index=True)

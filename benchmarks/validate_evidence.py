@@ -3,11 +3,11 @@
     python benchmarks/validate_evidence.py --fits FOLDER [--subjects 12] [--workers 2] [--csv models/cohort/evidence_validation.csv]
 
 1. Simulated subjects: the rounds (delta_r1) of study subjects 1..N, theta2 drawn
-   from the generative model (:func:`ibo_pymc.model.generative.prior_predictive_draw`;
+   from the generative model (:func:`ibo_pymc.tasks.hotspot.model.generative.prior_predictive_draw`;
    generating models u, ũ, ũ± in turn, parameters and family from the prior,
    seeded), each fitted under u, ũ and ũ± with the default configuration; the
    bridge-sampled evidences against the fine grid's
-   (:func:`ibo_pymc.population.evidence.check_evidence`), z = difference / the
+   (:func:`ibo_pymc.tasks.hotspot.population.evidence.check_evidence`), z = difference / the
    errors combined (bridge standard error; the grid's change at 1.5x the points).
 2. Seeds: the study's fits in FOLDER (seed 0, as ``ibo-cohort run`` writes them)
    against the same fits with seed 1 (written to FOLDER-seed1, reused when there),
@@ -43,15 +43,18 @@ def main() -> int:
     ap.add_argument("--csv", type=Path, default=None)
     args = ap.parse_args()
 
-    from ibo_pymc.data import load_hotspot
-    from ibo_pymc.data.rounds import SubjectObservations
-    from ibo_pymc.execution import Task, open_executor, run_tasks
-    from ibo_pymc.forward.variants import MODELS
+    from ibo_pymc.execution import Job, open_executor, run_jobs
     from ibo_pymc.io import write_csv
-    from ibo_pymc.model.cohort import cohort_jobs, fit_cohort
-    from ibo_pymc.model.config import FitConfig
-    from ibo_pymc.model.generative import prior_predictive_draw
-    from ibo_pymc.population.evidence import check_evidence, evidence_table
+    from ibo_pymc.tasks.hotspot.data import load_hotspot
+    from ibo_pymc.tasks.hotspot.data.rounds import SubjectObservations
+    from ibo_pymc.tasks.hotspot.forward.variants import MODELS
+    from ibo_pymc.tasks.hotspot.model.config import FitConfig
+    from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
+    from ibo_pymc.tasks.hotspot.model.generative import prior_predictive_draw
+    from ibo_pymc.tasks.hotspot.population.evidence import (
+        check_evidence,
+        evidence_table,
+    )
 
     data = load_hotspot(args.data)
     t0 = time.perf_counter()
@@ -63,9 +66,9 @@ def main() -> int:
         sims.append(SubjectObservations(subject=s, user_id=obs.user_id, session_id=obs.session_id,
                                         round_index=obs.round_index, delta_r1=obs.delta_r1, theta2=theta2))
         truths.append({"subject": s, "generating_model": gen, **truth})
-    tasks = [Task(f"simulated {o.subject} {m}", check_evidence, (o, m)) for o in sims for m in MODELS]
+    tasks = [Job(f"simulated {o.subject} {m}", check_evidence, (o, m)) for o in sims for m in MODELS]
     with open_executor(args.workers) as ex:
-        out = run_tasks(tasks, ex, label="simulated subjects")
+        out = run_jobs(tasks, ex, label="simulated subjects")
         sim = pd.concat([r for r in out.results if r is not None], ignore_index=True)
         sim = sim.rename(columns={"bridge": "first", "bridge_error": "first_error", "grid": "second", "grid_error": "second_error"})
         sim.insert(0, "check", "bridge vs fine grid (simulated)")

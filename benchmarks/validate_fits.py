@@ -4,7 +4,7 @@
 
 FOLDER holds fits written by ``ibo-sample --subject all --model M --out FOLDER``
 (files ``subject-NN-M.nc``). For each fit this computes the fine-grid
-posterior of the continuous model (:mod:`ibo_pymc.model.fine_grid`) and compares:
+posterior of the continuous model (:mod:`ibo_pymc.tasks.hotspot.model.fine_grid`) and compares:
 family probabilities within 0.02; posterior means of gamma, w and tau /
 tau^-, tau^+ within 3 Monte-Carlo standard errors plus one final grid cell.
 It prints one line per fit and a total, and writes every comparison row.
@@ -27,8 +27,8 @@ def main() -> int:
     args = ap.parse_args()
 
     from ibo_pymc.io import atomic_path
-    from ibo_pymc.model.fine_grid import compare_fit, fine_grid_posterior
-    from ibo_pymc.model.fit import IBOModel
+    from ibo_pymc.tasks.hotspot.model.fine_grid import compare_fit, fine_grid_posterior
+    from ibo_pymc.tasks.hotspot.model.fit import IBOModel
 
     # the fits of all rounds (ibo-compare also writes subject-NN-MODEL-train.nc: not these)
     files = sorted(p for p in args.folder.glob("subject-*-*.nc") if not p.stem.endswith("-train"))

@@ -7,12 +7,12 @@ Bayesian Analysis (2022).
 
 The flow of the package:
 
-* :mod:`ibo_pymc.data` -- raw hotspot logs -> rounds -> per-subject observations
-* :mod:`ibo_pymc.forward` -- surrogate, acquisition families, augmentation,
+* :mod:`ibo_pymc.tasks.hotspot.data` -- raw hotspot logs -> rounds -> per-subject observations
+* :mod:`ibo_pymc.tasks.hotspot.forward` -- surrogate, acquisition families, augmentation,
   argmax curves and lookup tables
-* :mod:`ibo_pymc.grid` -- the paper's grid inference (the reference engine)
-* :mod:`ibo_pymc.model` -- the sampled PyMC model: fit, diagnostics, save and load
-* :mod:`ibo_pymc.compare`, :mod:`ibo_pymc.regions` -- model comparison (LOO, held-out), credible regions
+* :mod:`ibo_pymc.tasks.hotspot.paper_grid` -- the paper's grid inference (the reference engine)
+* :mod:`ibo_pymc.tasks.hotspot.model` -- the sampled PyMC model: fit, diagnostics, save and load
+* :mod:`ibo_pymc.tasks.hotspot.compare`, :mod:`ibo_pymc.tasks.hotspot.regions` -- model comparison (LOO, held-out), credible regions
 * :mod:`ibo_pymc.population` -- the population level: log model evidences, random-effects BMS
 """
 

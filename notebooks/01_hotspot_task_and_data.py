@@ -37,7 +37,6 @@ import os
 import warnings
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 warnings.filterwarnings("ignore")
@@ -45,7 +44,7 @@ QUICK = os.environ.get("IBO_QUICK") == "1"  # short sampling runs (CI); unset fo
 pd.set_option("display.width", 120)
 
 # %%
-from ibo_pymc.data import load_hotspot, read_raw_logs, resolve_data_dir
+from ibo_pymc.tasks.hotspot.data import load_hotspot, read_raw_logs, resolve_data_dir
 
 folder = resolve_data_dir()        # $IBO_DATA_DIR, or the per-user cache (fetched and hash-checked once)
 raw = read_raw_logs(folder)        # validated logs: one row per click, one per round

@@ -44,8 +44,8 @@ QUICK = os.environ.get("IBO_QUICK") == "1"  # short sampling runs (CI); unset fo
 pd.set_option("display.width", 120)
 
 # %%
-from ibo_pymc import plots
-from ibo_pymc.forward import Surrogate, argmax_curve, load_tables
+from ibo_pymc.tasks.hotspot import plots
+from ibo_pymc.tasks.hotspot.forward import Surrogate, argmax_curve, load_tables
 
 s = Surrogate()
 theta = np.linspace(-np.pi, np.pi, 9)

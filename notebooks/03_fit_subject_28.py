@@ -32,7 +32,7 @@
 # (its `component_evidence` group holds each family's log marginal likelihood
 # and posterior probability). (Why not sample the marginalised model directly? PI with xi near 0 and UCB
 # with p near 0.5 are the same curve, so joint chains get stuck in different
-# families; see `ibo_pymc/model/fit.py`.)
+# families; see `ibo_pymc/tasks/hotspot/model/fit.py`.)
 
 # %%
 import os
@@ -49,8 +49,8 @@ pd.set_option("display.width", 120)
 # %%
 import arviz as az
 
-from ibo_pymc.data import load_hotspot
-from ibo_pymc.model import IBOModel
+from ibo_pymc.tasks.hotspot.data import load_hotspot
+from ibo_pymc.tasks.hotspot.model import IBOModel
 
 obs = load_hotspot().observations(28)
 m = IBOModel(obs, model="tau_pm", draws=300 if QUICK else 1000, tune=300 if QUICK else 1000, seed=1)
@@ -101,8 +101,8 @@ plt.show()
 # can wrap through +-pi.
 
 # %%
-from ibo_pymc.fit_plots import plot_fit
-from ibo_pymc.regions import regions
+from ibo_pymc.tasks.hotspot.fit_plots import plot_fit
+from ibo_pymc.tasks.hotspot.regions import regions
 
 reg = regions(idata, n_draws=400 if QUICK else 1000)
 fig = plot_fit(idata, reg)

@@ -31,7 +31,6 @@ import os
 import warnings
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 warnings.filterwarnings("ignore")
@@ -41,9 +40,9 @@ pd.set_option("display.width", 120)
 # %%
 import arviz as az
 
-from ibo_pymc.compare import heldout_lppd, loo_table, reliable_loo
-from ibo_pymc.data import load_hotspot, load_split
-from ibo_pymc.model import IBOModel
+from ibo_pymc.tasks.hotspot.compare import heldout_lppd, loo_table, reliable_loo
+from ibo_pymc.tasks.hotspot.data import load_hotspot, load_split
+from ibo_pymc.tasks.hotspot.model import IBOModel
 
 data = load_hotspot()
 kw = dict(draws=300 if QUICK else 1000, tune=300 if QUICK else 1000, seed=1)
@@ -70,7 +69,7 @@ plt.show()
 # %%
 from pathlib import Path
 
-from ibo_pymc.data import random_split
+from ibo_pymc.tasks.hotspot.data import random_split
 
 # the paper's split lies beside the raw logs in this project; otherwise a seeded random 80/20 split
 paper_split = Path(os.environ.get("IBO_DATA_DIR", "")).parent / "paper_splits.csv"
@@ -113,7 +112,7 @@ tot.round(2)
 # models are as good (their LOO differences are within two standard errors).
 
 # %%
-from ibo_pymc.fit_plots import plot_loo
+from ibo_pymc.tasks.hotspot.fit_plots import plot_loo
 
 # differences from ũ± per subject (the CSV has no pointwise values, so no error bars here;
 # `ibo-compare --plot` draws them with +-2 se)

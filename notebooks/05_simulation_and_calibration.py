@@ -40,8 +40,8 @@ QUICK = os.environ.get("IBO_QUICK") == "1"  # short sampling runs (CI); unset fo
 pd.set_option("display.width", 120)
 
 # %%
-from ibo_pymc.model import IBOModel
-from ibo_pymc.simulate import Truth, simulate_moves
+from ibo_pymc.tasks.hotspot.model import IBOModel
+from ibo_pymc.tasks.hotspot.simulate import Truth, simulate_moves
 
 truth = Truth("UCB", 0.8, gamma=0.2, w=0.7, tau_neg=0.9, tau_pos=0.2)
 obs = simulate_moves(truth, 150, rng=1)
@@ -64,7 +64,7 @@ summ[["mean", "hdi_0.95_low", "hdi_0.95_high", "truth"]].round(3)
 # (`ibo-simulate table3 --reps 1000`); here a few cells with fewer.
 
 # %%
-from ibo_pymc.simulate.coverage import coverage, protocol_gamma, truths
+from ibo_pymc.tasks.hotspot.simulate.coverage import coverage, protocol_gamma, truths
 
 gamma = protocol_gamma("reference")
 reps = 60 if QUICK else 300
@@ -84,7 +84,7 @@ pd.DataFrame(rows).round(3)
 # (`ibo-simulate sbc --model tau_pm --reps 200`).
 
 # %%
-from ibo_pymc.simulate.sbc import plot_ranks, run_sbc, uniformity
+from ibo_pymc.tasks.hotspot.simulate.sbc import plot_ranks, run_sbc, uniformity
 
 ranks = run_sbc("tau_pm", 8 if QUICK else 40, seed=0, n_obs=60)
 uniformity(ranks).round(3)
@@ -104,8 +104,8 @@ plt.show()
 # %%
 import tempfile
 
-from ibo_pymc.data import load_hotspot
-from ibo_pymc.simulate.task import write_cohort
+from ibo_pymc.tasks.hotspot.data import load_hotspot
+from ibo_pymc.tasks.hotspot.simulate.task import write_cohort
 
 with tempfile.TemporaryDirectory() as tmp:
     sim = write_cohort(tmp, {501: Truth("PI", 8.0, tau_neg=0.5)}, 80, seed=3)

@@ -61,9 +61,9 @@ ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "models" / "coh
 # Monte-Carlo standard error in the fit's attributes. Here is player 28 under ũ±:
 
 # %%
-from ibo_pymc.data import load_hotspot
-from ibo_pymc.model import IBOModel
-from ibo_pymc.population import fit_evidence, grid_evidence
+from ibo_pymc.tasks.hotspot.data import load_hotspot
+from ibo_pymc.tasks.hotspot.model import IBOModel
+from ibo_pymc.tasks.hotspot.population import fit_evidence, grid_evidence
 
 data = load_hotspot()
 obs = data.observations(28)
@@ -99,7 +99,7 @@ pd.DataFrame({"bridge": fit_evidence(idata).set_index("family")["log_evidence"],
 # One row per player and model (`all`: the family marginalised) or model and family:
 
 # %%
-from ibo_pymc.population import lme_table
+from ibo_pymc.tasks.hotspot.population import lme_table
 
 evidence = pd.read_csv(ROOT / "models" / "cohort" / "log_evidence.csv")
 lme = lme_table(evidence, "model")
@@ -162,7 +162,7 @@ pd.DataFrame({"players": by_model.value_counts(), "median rounds": n_rounds.grou
 
 # %%
 from ibo_pymc.population import family_bms
-from ibo_pymc.population.evidence import partition_by
+from ibo_pymc.tasks.hotspot.population.evidence import partition_by
 
 pairs = lme_table(evidence, "family")
 fam = family_bms(pairs, partition_by(pairs.columns, "family"))
@@ -175,7 +175,7 @@ fam.table().join(fam.frequency_interval()).round(3)
 # three comparisons together:
 
 # %%
-from ibo_pymc.population.cohort import cohort_bms, figure
+from ibo_pymc.tasks.hotspot.population.workflow import cohort_bms, figure
 
 result = cohort_bms(evidence)
 figure(result)
@@ -226,7 +226,7 @@ loo.describe().loc[["min", "max"]].round(3)
 # the quick run the tests make):
 
 # %%
-from ibo_pymc.model import IBOModel
+from ibo_pymc.tasks.hotspot.model import IBOModel
 
 few = [data.observations(s) for s in ((26, 28) if QUICK else (26, 27, 28))]
 short = (dict(draws=300, tune=300, population_draws=300, population_tune=300, population_chains=2) if QUICK

@@ -36,14 +36,14 @@ def raw_folder() -> Path:
 
 @pytest.fixture(scope="session")
 def hotspot(raw_folder):
-    from ibo_pymc.data import load_hotspot
+    from ibo_pymc.tasks.hotspot.data import load_hotspot
 
     return load_hotspot(raw_folder)
 
 
 @pytest.fixture(scope="session")
 def paper_split(hotspot):
-    from ibo_pymc.data import load_split
+    from ibo_pymc.tasks.hotspot.data import load_split
 
     return load_split(PAPER_SPLITS, hotspot)
 

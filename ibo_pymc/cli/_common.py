@@ -93,7 +93,7 @@ def add_fit_options(p: argparse.ArgumentParser, *, fits_help: str | None = None)
 
 def fit_config(args, model: str = "tau_pm"):
     """The FitConfig of the sampling options of :func:`add_fit_options`."""
-    from ibo_pymc.model.fit import FitConfig
+    from ibo_pymc.tasks.hotspot.model.fit import FitConfig
 
     return FitConfig(model=model, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed,
                      sampler=getattr(args, "sampler", "nutpie"))
@@ -101,7 +101,7 @@ def fit_config(args, model: str = "tau_pm"):
 
 def load_subjects(args):
     """The data of ``--data`` and the subjects ``--subject`` names (a number in range, or all)."""
-    from ibo_pymc.datasets import load_data
+    from ibo_pymc.tasks.hotspot.datasets import load_data
 
     data = load_data(args.data)
     if args.subject == "all":

@@ -10,12 +10,12 @@
 ``ibo-cohort run --data DIR --out DIR [--fits DIR]``
     fits every subject under u, ũ and ũ± (saved fits reused), and writes the log
     evidences and the model-level and family-level BMS tables and figure
-    (:data:`ibo_pymc.population.cohort.FILES`).
+    (:data:`ibo_pymc.tasks.hotspot.population.workflow.FILES`).
 ``ibo-cohort hierarchical --data DIR --out DIR [--fits DIR] [--split FILE]``
-    the hierarchical ũ± model (:mod:`ibo_pymc.model.hierarchical`): population
+    the hierarchical ũ± model (:mod:`ibo_pymc.tasks.hotspot.model.hierarchical`): population
     quantities, each subject's shrunken estimates, the shrinkage figure, the
     InferenceData, and with ``--split`` the held-out comparison with the fits alone
-    (:data:`ibo_pymc.population.cohort.HIERARCHICAL_FILES`).
+    (:data:`ibo_pymc.tasks.hotspot.population.workflow.HIERARCHICAL_FILES`).
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def _print(result, what: str) -> None:
 def _cmd_bms(args) -> int:
     from ibo_pymc.io import atomic_path
     from ibo_pymc.population.bms import family_bms, random_effects_bms
-    from ibo_pymc.population.evidence import read_lme
+    from ibo_pymc.tasks.hotspot.population.evidence import read_lme
 
     check_suffix(args.csv, "--csv", (".csv",))
     lme = read_lme(args.lme)
@@ -165,7 +165,7 @@ def _cmd_bms(args) -> int:
 
 def _out_and_fits(args) -> tuple[Path, Path]:
     """``--out`` (checked writable before any fitting) and ``--fits`` (default OUT/fits)."""
-    from ibo_pymc.population.cohort import check_writable
+    from ibo_pymc.tasks.hotspot.population.workflow import check_writable
 
     out = Path(args.out)
     check_writable(out)
@@ -187,7 +187,7 @@ def _cohort_subjects(args):
 
 
 def _cmd_run(args) -> int:
-    from ibo_pymc.population.cohort import (
+    from ibo_pymc.tasks.hotspot.population.workflow import (
         FILES,
         run_cohort,
         write_cohort,
@@ -218,11 +218,11 @@ def _cmd_run(args) -> int:
 def _cmd_hierarchical(args) -> int:
     import time
 
-    from ibo_pymc.data import load_split
-    from ibo_pymc.model.cohort import cohort_jobs, fit_cohort
-    from ibo_pymc.model.fit import IBOModel
-    from ibo_pymc.model.hierarchical import fit_hierarchical
-    from ibo_pymc.population.cohort import (
+    from ibo_pymc.tasks.hotspot.data import load_split
+    from ibo_pymc.tasks.hotspot.model.fit import IBOModel
+    from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
+    from ibo_pymc.tasks.hotspot.model.hierarchical import fit_hierarchical
+    from ibo_pymc.tasks.hotspot.population.workflow import (
         HIERARCHICAL_FILES,
         heldout_comparison,
         write_hierarchical,

@@ -22,8 +22,8 @@ from ibo_pymc.cli._common import (
     run,
     subject_arg,
 )
-from ibo_pymc.data import load_split, random_split
 from ibo_pymc.errors import InputError
+from ibo_pymc.tasks.hotspot.data import load_split, random_split
 
 
 def build_parser() -> ArgumentParser:
@@ -57,11 +57,11 @@ def build_parser() -> ArgumentParser:
 def _gridsearch(args, argv) -> int:
     from pathlib import Path
 
-    from ibo_pymc.execution import Task, run_tasks
+    from ibo_pymc.execution import Job, run_jobs
     from ibo_pymc.io import write_csv
     from ibo_pymc.tasks.gridsearch import data as grid_data
     from ibo_pymc.tasks.gridsearch.compare import COMPARE_COLUMNS, compare_surrogates
-    from ibo_pymc.tasks.gridsearch.model import GridFitConfig
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
 
     if args.split or args.plot:
         raise InputError("--split and --plot apply to the hotspot task; the grid task compares by PSIS-LOO over rounds",
@@ -71,12 +71,12 @@ def _gridsearch(args, argv) -> int:
     folder = Path(args.fits).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     # the grid task's own tuning default (500) unless --tune was given
-    tune = args.tune if any(a == "--tune" or a.startswith("--tune=") for a in argv) else GridFitConfig().tune
-    cfg = GridFitConfig(draws=args.draws, tune=tune, chains=args.chains, seed=args.seed)
-    tasks = [Task(f"participant {s}, {args.context}", compare_surrogates,
+    tune = args.tune if any(a == "--tune" or a.startswith("--tune=") for a in argv) else GridSearchConfig().tune
+    cfg = GridSearchConfig(draws=args.draws, tune=tune, chains=args.chains, seed=args.seed)
+    tasks = [Job(f"participant {s}, {args.context}", compare_surrogates,
                   (grid_data.grid_rounds(table, s, args.context), cfg, str(folder))) for s in subjects]
     with executor(args) as ex:
-        out = run_tasks(tasks, ex, label="comparisons")
+        out = run_jobs(tasks, ex, label="comparisons")
     status = report_failures(out.failures, "ibo-compare")
     rows = [r for r in out.results if r is not None]
     if not rows:
@@ -98,9 +98,14 @@ def _gridsearch(args, argv) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     from pathlib import Path
 
-    from ibo_pymc.compare import COLUMNS, MODELS, cohort_totals, compare_subject
-    from ibo_pymc.execution import Task, run_tasks
-    from ibo_pymc.model.cohort import cohort_jobs, fit_cohort
+    from ibo_pymc.execution import Job, run_jobs
+    from ibo_pymc.tasks.hotspot.compare import (
+        COLUMNS,
+        MODELS,
+        cohort_totals,
+        compare_subject,
+    )
+    from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
 
     args = build_parser().parse_args(argv)
     check_suffix(args.csv, "--csv", (".csv",))
@@ -123,9 +128,9 @@ def _main(argv: Sequence[str] | None) -> int:
         status = report_failures(fits.failures, "ibo-compare")
         failed = {j.obs.subject for j, p in zip(fits.jobs, fits.paths) if p is None}
         # 2. one comparison task per subject (PSIS, moment matching, exact refits) on the saved fits
-        tasks = [Task(f"subject {s}", compare_subject, (data.observations(s), split, folder),
+        tasks = [Job(f"subject {s}", compare_subject, (data.observations(s), split, folder),
                       {"config": cfg, "refit": not args.no_refit}) for s in subjects if s not in failed]
-        out = run_tasks(tasks, ex, label="comparisons")
+        out = run_jobs(tasks, ex, label="comparisons")
     status = report_failures(out.failures, "ibo-compare") or status
     rows = [r for r in out.results if r is not None]
     if not rows:
@@ -155,7 +160,7 @@ def _main(argv: Sequence[str] | None) -> int:
         write_csv(table[list(COLUMNS)], args.csv, float_format="%.6g")
         print(f"wrote {args.csv}", file=sys.stderr)
     if args.plot:
-        from ibo_pymc.fit_plots import plot_loo, save_figure
+        from ibo_pymc.tasks.hotspot.fit_plots import plot_loo, save_figure
 
         save_figure(plot_loo(table), args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ibo_pymc.cli._common import ArgumentParser, add_data_option, add_task_option, run
-from ibo_pymc.data import fetch, verify
-from ibo_pymc.datasets import load_data, resolve_data_dir
 from ibo_pymc.errors import InputError
 from ibo_pymc.io import write_csv
+from ibo_pymc.tasks.hotspot.data import fetch, verify
+from ibo_pymc.tasks.hotspot.datasets import load_data, resolve_data_dir
 
 
 def build_parser() -> ArgumentParser:

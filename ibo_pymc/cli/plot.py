@@ -41,9 +41,9 @@ def _main(argv: Sequence[str] | None) -> int:
     matplotlib.use("Agg")
     from pathlib import Path
 
-    from ibo_pymc.fit_plots import plot_cohort, plot_fit, save_figure
-    from ibo_pymc.model.cohort import cohort_jobs, fit_cohort
-    from ibo_pymc.model.fit import IBOModel
+    from ibo_pymc.tasks.hotspot.fit_plots import plot_cohort, plot_fit, save_figure
+    from ibo_pymc.tasks.hotspot.model.fit import IBOModel
+    from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
 
     args = build_parser().parse_args(argv)
     check_suffix(args.out, "--out", (".png", ".pdf"))

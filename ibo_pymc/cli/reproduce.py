@@ -19,13 +19,13 @@ from ibo_pymc.cli._common import (
     seed_int,
     subject_list,
 )
-from ibo_pymc.data import load_split, random_split
-from ibo_pymc.data.splits import split_frame
-from ibo_pymc.datasets import load_data
 from ibo_pymc.errors import InputError
-from ibo_pymc.grid.engine import GridConfig
-from ibo_pymc.grid.reproduce import reproduce
 from ibo_pymc.io import write_csv
+from ibo_pymc.tasks.hotspot.data import load_split, random_split
+from ibo_pymc.tasks.hotspot.data.splits import split_frame
+from ibo_pymc.tasks.hotspot.datasets import load_data
+from ibo_pymc.tasks.hotspot.paper_grid.engine import PaperGridConfig
+from ibo_pymc.tasks.hotspot.paper_grid.reproduce import reproduce
 
 
 def build_parser() -> ArgumentParser:
@@ -53,9 +53,9 @@ def _gridsearch(args) -> int:
     from contextlib import ExitStack
 
     from ibo_pymc.io import atomic_path
-    from ibo_pymc.population.cohort import check_writable
     from ibo_pymc.tasks.gridsearch import data as grid_data
     from ibo_pymc.tasks.gridsearch.mle import reproduce as reproduce_grid
+    from ibo_pymc.tasks.hotspot.population.workflow import check_writable
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -86,7 +86,7 @@ def _main(argv: Sequence[str] | None) -> int:
     data = load_data(args.data)
     split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
     with executor(args) as ex:
-        res = reproduce(data, split, config=GridConfig(), executor=ex)
+        res = reproduce(data, split, config=PaperGridConfig(), executor=ex)
     out = Path(args.out)
     write_csv(res.fits, out / "fits.csv", float_format="%.6g")
     write_csv(res.table1, out / "table1.csv", float_format="%.2f")

@@ -66,7 +66,7 @@ def build_parser() -> ArgumentParser:
 
 
 def fit_path(out: str | None, subject: int, model: str, many: bool) -> Path:
-    from ibo_pymc.model.config import fit_file_name
+    from ibo_pymc.tasks.hotspot.model.config import fit_file_name
 
     name = fit_file_name(subject, model)
     if out is None:
@@ -112,13 +112,13 @@ def _convergence_row(m, diag, probs, bad) -> dict:
 
 
 def _gridsearch(args) -> int:
-    from ibo_pymc.execution import Task, run_tasks
+    from ibo_pymc.execution import Job, run_jobs
     from ibo_pymc.tasks.gridsearch import data as grid_data
     from ibo_pymc.tasks.gridsearch import model as grid_model
 
     table = grid_data.load(args.data, progress=not args.quiet)
     subjects = grid_subjects(table, args.subject)
-    cfg = grid_model.GridFitConfig(surrogate=args.surrogate, draws=args.draws, tune=args.tune or 500, chains=args.chains,
+    cfg = grid_model.GridSearchConfig(surrogate=args.surrogate, draws=args.draws, tune=args.tune or 500, chains=args.chains,
                                    seed=args.seed, sampler=args.sampler)
     name = lambda s: grid_model.fit_file_name(s, args.context, args.surrogate)  # noqa: E731
     many = args.subject == "all"
@@ -154,15 +154,15 @@ def _gridsearch(args) -> int:
             print(f"ibo-sample: error: participant {gr.subject} did not converge", file=sys.stderr)
             return 3
         return 0
-    tasks = [Task(f"participant {s}, {args.context}", grid_model.fit_and_save,
+    tasks = [Job(f"participant {s}, {args.context}", grid_model.fit_and_save,
                   (grid_data.grid_rounds(table, s, args.context), cfg, str(p))) for s, p in zip(subjects, paths)]
     with executor(args) as ex:
-        out = run_tasks(tasks, ex, label="gridsearch fits")
+        out = run_jobs(tasks, ex, label="gridsearch fits")
     status = report_failures(out.failures, "ibo-sample")
     rows = [r for r in out.results if r is not None]
     if rows:
         from ibo_pymc.io import write_csv
-        from ibo_pymc.tasks.gridsearch.cohort import summarise_fits
+        from ibo_pymc.tasks.gridsearch.fits_table import summarise_fits
 
         summ_path = Path(args.out or DEFAULT_DIR) / f"summary-gridsearch-{args.context}-{args.surrogate}.csv"
         write_csv(summarise_fits([r["path"] for r in rows]), summ_path, float_format="%.6g")
@@ -174,8 +174,8 @@ def _gridsearch(args) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from ibo_pymc.model.fit import FitConfig, IBOModel, failing_quantities
-    from ibo_pymc.model.results import family_probability
+    from ibo_pymc.tasks.hotspot.model.fit import FitConfig, IBOModel, failing_quantities
+    from ibo_pymc.tasks.hotspot.model.results import family_probability
 
     args = build_parser().parse_args(argv)
     if args.task == "gridsearch":
@@ -206,7 +206,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 0
 
     # many subjects (or a remote cluster): one task per subject, each fit saved as it completes
-    from ibo_pymc.model.cohort import FitJob, fit_cohort, sweep_partial
+    from ibo_pymc.tasks.hotspot.model.fit_many import FitJob, fit_cohort, sweep_partial
 
     out_dir = Path(args.out) if args.out and many else Path(DEFAULT_DIR)
     jobs = [FitJob(data.observations(s), cfg, file=None if many else str(fit_path(args.out, s, args.model, False)))

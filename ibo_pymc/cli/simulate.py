@@ -91,14 +91,14 @@ def gamma_arg(text: str):
 
 def _gamma(args) -> float:
     """--gamma, or the protocol's default."""
-    from ibo_pymc.simulate.coverage import protocol_gamma, study_gamma
+    from ibo_pymc.tasks.hotspot.simulate.coverage import protocol_gamma, study_gamma
 
     if args.gamma is None:
         return protocol_gamma(args.protocol)
     if args.gamma != "study":
         return float(args.gamma)
-    from ibo_pymc.data import load_split, random_split
-    from ibo_pymc.datasets import load_data
+    from ibo_pymc.tasks.hotspot.data import load_split, random_split
+    from ibo_pymc.tasks.hotspot.datasets import load_data
 
     data = load_data(args.data)
     split = load_split(args.split, data) if args.split else random_split(data, seed=0)
@@ -114,8 +114,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
     args = build_parser().parse_args(argv)
     if args.command == "demo":
-        from ibo_pymc.datasets import demo_dir
-        from ibo_pymc.simulate.task import (
+        from ibo_pymc.tasks.hotspot.datasets import demo_dir
+        from ibo_pymc.tasks.hotspot.simulate.task import (
             DEMO_ROUNDS,
             DEMO_TRUTHS,
             ensure_demo,
@@ -130,7 +130,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"{len(DEMO_TRUTHS)} simulated players, {DEMO_ROUNDS} rounds each, and truth.csv are in {out}")
         return 0
     if args.command == "coverage":
-        from ibo_pymc.simulate.coverage import PROTOCOLS, coverage
+        from ibo_pymc.tasks.hotspot.simulate.coverage import PROTOCOLS, coverage
 
         check_suffix(args.csv, "--csv", (".csv",))
         gamma = _gamma(args)
@@ -150,7 +150,7 @@ def _main(argv: Sequence[str] | None) -> int:
             write_csv(pd.DataFrame(cell.rows()), args.csv, float_format="%.6g")
         return 0
     if args.command in ("table3", "table4"):
-        from ibo_pymc.simulate.coverage import paper_table
+        from ibo_pymc.tasks.hotspot.simulate.coverage import paper_table
 
         omit = args.command == "table4"
         t0 = time.perf_counter()
@@ -174,8 +174,8 @@ def _main(argv: Sequence[str] | None) -> int:
     # sbc
     import matplotlib
 
-    from ibo_pymc.fit_plots import save_figure
-    from ibo_pymc.simulate.sbc import plot_ranks, run_sbc, uniformity
+    from ibo_pymc.tasks.hotspot.fit_plots import save_figure
+    from ibo_pymc.tasks.hotspot.simulate.sbc import plot_ranks, run_sbc, uniformity
 
     matplotlib.use("Agg")
     with executor(args) as ex:

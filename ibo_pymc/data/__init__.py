@@ -1,28 +1,3 @@
-"""The hotspot data: raw logs -> rounds -> per-subject observations; fetching; splits."""
-
-from ibo_pymc.data.fetch import fetch, resolve_data_dir, verify
-from ibo_pymc.data.raw import RawLogs, read_raw_logs
-from ibo_pymc.data.rounds import (
-    BURN_IN,
-    HotspotData,
-    SubjectObservations,
-    derive,
-    load_hotspot,
-)
-from ibo_pymc.data.splits import Split, load_split, random_split
-
-__all__ = [
-    "BURN_IN",
-    "HotspotData",
-    "RawLogs",
-    "Split",
-    "SubjectObservations",
-    "derive",
-    "fetch",
-    "load_hotspot",
-    "load_split",
-    "random_split",
-    "read_raw_logs",
-    "resolve_data_dir",
-    "verify",
-]
+"""Data machinery every task shares: pinned fetching of a study's files (:mod:`.fetch`) and tidy tables of
+a user's own data (:mod:`.table`). Each task's own data module (e.g. :mod:`ibo_pymc.tasks.hotspot.data`)
+declares its study's files and columns."""

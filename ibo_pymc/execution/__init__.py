@@ -9,12 +9,12 @@ layer can hand its loop to them.
 
 from ibo_pymc.execution.cluster import default_workers, open_executor
 from ibo_pymc.execution.runner import (
+    Job,
+    JobError,
+    JobFailure,
     Outcome,
     Progress,
-    Task,
-    TaskError,
-    TaskFailure,
-    run_tasks,
+    run_jobs,
 )
 
-__all__ = ["Outcome", "Progress", "Task", "TaskError", "TaskFailure", "default_workers", "open_executor", "run_tasks"]
+__all__ = ["Outcome", "Progress", "Job", "JobError", "JobFailure", "default_workers", "open_executor", "run_jobs"]

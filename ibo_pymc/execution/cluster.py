@@ -92,7 +92,7 @@ def scheduler_address(scheduler: str | None = None) -> str | None:
 class LazyCluster:
     """A Dask client that is started on first use, so that a run with nothing to compute starts no cluster.
 
-    :func:`~ibo_pymc.execution.runner.run_tasks` calls :meth:`materialize` when it
+    :func:`~ibo_pymc.execution.runner.run_jobs` calls :meth:`materialize` when it
     has tasks; ``client`` is the started ``distributed.Client`` (or None).
     """
 

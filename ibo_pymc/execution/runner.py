@@ -2,7 +2,7 @@
 
 Everything in the package that loops over subjects or replicates (cohort fits,
 grid reproduction, coverage and SBC replicates, comparison rows) builds a list
-of :class:`Task` objects and hands them to :func:`run_tasks`:
+of :class:`Job` objects and hands them to :func:`run_jobs`:
 
 * ``executor=None`` runs them one after another in this process;
 * a ``distributed.Client`` (a ``LocalCluster`` or any cluster; see
@@ -12,7 +12,7 @@ of :class:`Task` objects and hands them to :func:`run_tasks`:
 Results come back as they complete (``on_result`` is called in this process
 for each, e.g. to write a fit atomically the moment it exists) and are also
 returned in the tasks' order. A task that raises does not stop the others: it
-is reported as a :class:`TaskFailure` naming the task (``"subject 7, model
+is reported as a :class:`JobFailure` naming the task (``"subject 7, model
 tau"``) and its one-line error. Ctrl-C cancels what has not run and re-raises.
 Each task carries its own seed in its arguments, so the results do not depend
 on where or in which order the tasks ran.
@@ -38,7 +38,7 @@ log = logging.getLogger("ibo_pymc.progress")
 
 
 @dataclass(frozen=True)
-class Task:
+class Job:
     """One independent piece of work: ``fn(*args, **kwargs)``, named by ``key`` in progress and errors.
 
     ``fn`` must be importable by name (a module-level function) so that a worker
@@ -56,7 +56,7 @@ class Task:
 
 
 @dataclass(frozen=True)
-class TaskFailure:
+class JobFailure:
     key: str
     error: str
 
@@ -64,10 +64,10 @@ class TaskFailure:
         return f"{self.key}: {self.error}"
 
 
-class TaskError(RuntimeError):
+class JobError(RuntimeError):
     """Some tasks failed (the others finished); ``failures`` names them."""
 
-    def __init__(self, failures: Sequence[TaskFailure]):
+    def __init__(self, failures: Sequence[JobFailure]):
         self.failures = list(failures)
         first = self.failures[0]
         more = f" (and {len(self.failures) - 1} more)" if len(self.failures) > 1 else ""
@@ -79,12 +79,12 @@ class Outcome:
     """Results in the tasks' order (``None`` where a task failed) and the failures."""
 
     results: list
-    failures: list[TaskFailure]
+    failures: list[JobFailure]
     seconds: float = 0.0
 
     def raise_failures(self) -> Outcome:
         if self.failures:
-            raise TaskError(self.failures)
+            raise JobError(self.failures)
         return self
 
 
@@ -133,7 +133,7 @@ def slots(executor) -> int:
     return int(getattr(executor, "_max_workers", 1) or 1)
 
 
-def run_tasks(tasks: Iterable[Task], executor=None, *, label: str = "tasks",
+def run_jobs(tasks: Iterable[Job], executor=None, *, label: str = "tasks",
               on_result: Callable[[int, Any], None] | None = None,
               progress: Callable[[Progress], None] | None = None) -> Outcome:
     """Run every task and gather the results as they complete (module docstring).
@@ -149,7 +149,7 @@ def run_tasks(tasks: Iterable[Task], executor=None, *, label: str = "tasks",
     if n:
         executor = materialize(executor)
     results: list = [None] * n
-    failures: dict[int, TaskFailure] = {}
+    failures: dict[int, JobFailure] = {}
     t0 = time.perf_counter()
     done = 0
     width = slots(executor)
@@ -167,12 +167,12 @@ def run_tasks(tasks: Iterable[Task], executor=None, *, label: str = "tasks",
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - reported as this task's failure
-            failures[i] = TaskFailure(tasks[i].key, one_line(exc))
+            failures[i] = JobFailure(tasks[i].key, one_line(exc))
         done += 1
 
     def fail(i: int, exc: BaseException):
         nonlocal done
-        failures[i] = TaskFailure(tasks[i].key, one_line(exc))
+        failures[i] = JobFailure(tasks[i].key, one_line(exc))
         done += 1
 
     tell(min(n, width))

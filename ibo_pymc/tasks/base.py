@@ -16,7 +16,7 @@ A task provides (:class:`Task`):
   study the task comes from.
 
 What every task shares lives outside :mod:`ibo_pymc.tasks`: bridge sampling of
-the families' evidences (:mod:`ibo_pymc.model.evidence`), the execution layer
+the families' evidences (:mod:`ibo_pymc.tasks.hotspot.model.evidence`), the execution layer
 that runs loops over subjects on any executor (:mod:`ibo_pymc.execution`), the
 pinned-file fetching (:mod:`ibo_pymc.data.fetch`), atomic output
 (:mod:`ibo_pymc.io`), ArviZ's LOO, and the command-line tools, whose

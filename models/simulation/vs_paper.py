@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from paper_values import TABLE4
 
-from ibo_pymc.forward.argmax import TableConfig
+from ibo_pymc.tasks.hotspot.forward.argmax import TableConfig
 
 N_OBS = (10, 100, 1000)
 REFERENCE = ROOT.parent / "shared" / "data" / "hotspot_reference" / "simulation_output"

@@ -111,9 +111,9 @@ def test_dask_cli_cluster_runs_the_cohort_commands_with_local_outputs(dask_cli_c
 
 
 def test_rerun_reuses_valid_fits_and_refits_only_the_stale(local_fits, two_players, tmp_path, monkeypatch):
-    from ibo_pymc.data import load_hotspot
-    from ibo_pymc.model import cohort
-    from ibo_pymc.model.fit import FitConfig
+    from ibo_pymc.tasks.hotspot.data import load_hotspot
+    from ibo_pymc.tasks.hotspot.model import fit_many as cohort
+    from ibo_pymc.tasks.hotspot.model.fit import FitConfig
 
     folder = tmp_path / "fits"
     shutil.copytree(local_fits, folder)
@@ -141,9 +141,9 @@ def test_rerun_reuses_valid_fits_and_refits_only_the_stale(local_fits, two_playe
 
 
 def test_a_failing_task_is_named_and_the_others_finish(hotspot, tmp_path):
-    from ibo_pymc.data.rounds import SubjectObservations
-    from ibo_pymc.model.cohort import FitJob, fit_cohort
-    from ibo_pymc.model.fit import FitConfig
+    from ibo_pymc.tasks.hotspot.data.rounds import SubjectObservations
+    from ibo_pymc.tasks.hotspot.model.fit import FitConfig
+    from ibo_pymc.tasks.hotspot.model.fit_many import FitJob, fit_cohort
 
     cfg = FitConfig(model="u", draws=300, tune=200, chains=2, seed=1)
     empty = SubjectObservations(subject=99, user_id=99, session_id=np.array([], int), round_index=np.array([], int),
@@ -161,7 +161,7 @@ def test_a_fit_travels_light_and_rebuilds_in_another_process(local_fits):
     """A fitted IBOModel pickles as rounds + configuration + draws; a fresh process rebuilds its tables."""
     import pickle
 
-    from ibo_pymc.model.fit import IBOModel
+    from ibo_pymc.tasks.hotspot.model.fit import IBOModel
 
     m = IBOModel.load(local_fits / "subject-01-tau_pm.nc")
     blob = pickle.dumps(m)
@@ -178,7 +178,7 @@ def test_ctrl_c_during_a_cluster_run_keeps_finished_fits_and_no_partial_file(two
     """SIGINT while a local cluster fits: exit 130, every file left is a complete fit, no temporary debris."""
     import signal
 
-    from ibo_pymc.model.fit import IBOModel
+    from ibo_pymc.tasks.hotspot.model.fit import IBOModel
     from tests.processes import signal_after
 
     out = tmp_path / "fits"

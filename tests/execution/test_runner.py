@@ -8,7 +8,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 
-from ibo_pymc.execution import Task, TaskError, open_executor, run_tasks
+from ibo_pymc.execution import Job, JobError, open_executor, run_jobs
 from ibo_pymc.execution.cluster import compile_dir
 
 
@@ -21,7 +21,7 @@ def die(x):
 
 
 def _tasks():
-    return [Task(f"task {i}", operator.mul, (i, 3)) for i in range(6)] + [Task("subject 9, model tau", boom, (9,))]
+    return [Job(f"task {i}", operator.mul, (i, 3)) for i in range(6)] + [Job("subject 9, model tau", boom, (9,))]
 
 
 def _check(out, seen):
@@ -29,7 +29,7 @@ def _check(out, seen):
     assert [str(f) for f in out.failures] == ["subject 9, model tau: ValueError: bad input 9"]
     assert [p.done for p in seen] == list(range(8)) and seen[-1].failed == 1 and seen[-1].running == 0
     assert seen[-1].line().startswith("tasks: 7/7 done, 1 failed, 0 running")
-    with pytest.raises(TaskError, match="subject 9, model tau: ValueError: bad input 9"):
+    with pytest.raises(JobError, match="subject 9, model tau: ValueError: bad input 9"):
         out.raise_failures()
 
 
@@ -37,10 +37,10 @@ def _check(out, seen):
 def test_results_in_order_failures_named_progress_counted(pool):
     seen = []
     if pool is None:
-        out = run_tasks(_tasks(), None, progress=seen.append)
+        out = run_jobs(_tasks(), None, progress=seen.append)
     else:
         with pool(2) as ex:
-            out = run_tasks(_tasks(), ex, progress=seen.append)
+            out = run_jobs(_tasks(), ex, progress=seen.append)
     _check(out, seen)
 
 
@@ -49,7 +49,7 @@ def test_a_failing_result_handler_fails_only_its_task():
         if i == 2:
             raise OSError("disk full")
 
-    out = run_tasks(_tasks()[:4], None, on_result=keep, progress=lambda p: None)
+    out = run_jobs(_tasks()[:4], None, on_result=keep, progress=lambda p: None)
     assert out.results == [0, 3, None, 9] and [f.key for f in out.failures] == ["task 2"]
 
 
@@ -59,7 +59,7 @@ def test_local_dask_cluster_same_results_own_compile_dirs_and_a_lost_worker():
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), open_executor(2) as client:
         assert client is not None and len(client.scheduler_info()["workers"]) == 2
         seen = []
-        _check(run_tasks(_tasks(), client, progress=seen.append), seen)
+        _check(run_jobs(_tasks(), client, progress=seen.append), seen)
         # every worker compiles into a directory of its own (PyTensor's is not safe to share)
         dirs = client.run(lambda: os.environ.get("PYTENSOR_FLAGS", ""))
         assert len(set(dirs.values())) == 2 and all("compiledir=" in d for d in dirs.values())
@@ -67,10 +67,10 @@ def test_local_dask_cluster_same_results_own_compile_dirs_and_a_lost_worker():
         assert {f"compiledir={compile_dir(n)}" for n in names} == set(dirs.values())
         # a worker that dies is a failed task named in the outcome (Dask's KilledWorker); the nanny
         # restarts the worker and the cluster goes on
-        out = run_tasks([Task("dies", die, (1,))], client, progress=lambda p: None)
+        out = run_jobs([Job("dies", die, (1,))], client, progress=lambda p: None)
         assert out.results == [None] and [f.key for f in out.failures] == ["dies"]
         assert "KilledWorker" in out.failures[0].error
-        assert run_tasks(_tasks()[:3], client, progress=lambda p: None).results == [0, 3, 6]
+        assert run_jobs(_tasks()[:3], client, progress=lambda p: None).results == [0, 3, 6]
 
 
 def test_one_worker_runs_here_and_a_bad_scheduler_is_a_clear_error(monkeypatch):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ibo_pymc.errors import InputError
-from ibo_pymc.tasks import TASKS, Task, get_task
+from ibo_pymc.tasks import Task, get_task, task_names
 
 COGNITIVEMAPS = Path(__file__).resolve().parents[3] / "shared" / "data" / "cognitivemaps"
 
@@ -24,12 +24,12 @@ def test_every_task_provides_the_interface(name):
 def test_unknown_task():
     with pytest.raises(ValueError, match="unknown task 'maze'"):
         get_task("maze")
-    assert set(TASKS) == {"hotspot", "gridsearch"}
+    assert set(task_names()) == {"hotspot", "gridsearch"}
 
 
 def test_hotspot_task_is_the_hotspot_modules(raw_folder):
-    from ibo_pymc.data import load_hotspot
-    from ibo_pymc.grid import GridConfig, fit_grid
+    from ibo_pymc.tasks.hotspot.data import load_hotspot
+    from ibo_pymc.tasks.hotspot.paper_grid import PaperGridConfig, fit_paper_grid
 
     task = get_task("hotspot")
     data = task.load(raw_folder)
@@ -42,7 +42,7 @@ def test_hotspot_task_is_the_hotspot_modules(raw_folder):
     # the reproduction entry point is the paper's grid method on the published split: Table 1 as committed
     import pandas as pd
 
-    from ibo_pymc.data import load_split
+    from ibo_pymc.tasks.hotspot.data import load_split
 
     split_file = Path(__file__).resolve().parents[3] / "shared" / "data" / "paper_splits.csv"
     res = task.reproduce(data, split=load_split(split_file, data))
@@ -51,8 +51,8 @@ def test_hotspot_task_is_the_hotspot_modules(raw_folder):
     assert np.allclose(res.table1.select_dtypes("number").to_numpy(), committed.select_dtypes("number").to_numpy(),
                        atol=0.006)
     # the task's observations fit as the data module's do (the grid engine: same MAP)
-    fit = fit_grid(obs.delta_r1, obs.theta2, "tau_pm", config=GridConfig())
-    assert fit.map == fit_grid(ref.delta_r1, ref.theta2, "tau_pm", config=GridConfig()).map
+    fit = fit_paper_grid(obs.delta_r1, obs.theta2, "tau_pm", config=PaperGridConfig())
+    assert fit.map == fit_paper_grid(ref.delta_r1, ref.theta2, "tau_pm", config=PaperGridConfig()).map
 
 
 def test_gridsearch_task_observations():

@@ -40,9 +40,9 @@ class GridSearchTask:
         return grid_rounds(dataset, subject, context, where.get("rounds", MODEL_ROUNDS))
 
     def fit(self, observations, **config):
-        from ibo_pymc.tasks.gridsearch.model import GridFitConfig, fit
+        from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, fit
 
-        return fit(observations, GridFitConfig(**config))
+        return fit(observations, GridSearchConfig(**config))
 
     def reproduce(self, dataset, *, subjects=None, executor=None):
         from ibo_pymc.tasks.gridsearch.mle import reproduce

@@ -34,10 +34,10 @@ def loo_by_round(idata):
 def predictive_loglik(idata, gr: GridRounds) -> np.ndarray:
     """Log-likelihood of each round of ``gr`` at every marginal draw of ``idata``: (draws, rounds)."""
     from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME
-    from ibo_pymc.tasks.gridsearch.model import GridFitConfig, round_loglik_draws
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, round_loglik_draws
 
     post = idata.posterior
-    cfg = GridFitConfig.from_json(post.attrs["config"])
+    cfg = GridSearchConfig.from_json(post.attrs["config"])
     fams = list(cfg.families)
     fam = family_draws(idata)
     theta = post[THETA_NAME[cfg.surrogate]].values.ravel()
@@ -85,13 +85,13 @@ def heldout_fold(gr: GridRounds, k: int, config) -> dict:
 def heldout(gr: GridRounds, config=None, *, executor=None) -> pd.DataFrame:
     """Leave-one-round-out: one Bayesian fit per held-out round; the held-out round's lppd (and the fit's
     family probabilities), one row per round."""
-    from ibo_pymc.execution import Task, run_tasks
-    from ibo_pymc.tasks.gridsearch.model import GridFitConfig
+    from ibo_pymc.execution import Job, run_jobs
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
 
-    config = config or GridFitConfig()
-    tasks = [Task(f"participant {gr.subject}, {gr.context}, round {k} held out", heldout_fold, (gr, int(k), config))
+    config = config or GridSearchConfig()
+    tasks = [Job(f"participant {gr.subject}, {gr.context}, round {k} held out", heldout_fold, (gr, int(k), config))
              for k in gr.rounds]
-    return pd.DataFrame(run_tasks(tasks, executor, label="held-out rounds").raise_failures().results)
+    return pd.DataFrame(run_jobs(tasks, executor, label="held-out rounds").raise_failures().results)
 
 
 #: the columns of :func:`compare_surrogates`
@@ -132,9 +132,9 @@ def compare_surrogates(gr: GridRounds, config=None, folder=None, surrogates=("GP
 
     import arviz as az
 
-    from ibo_pymc.tasks.gridsearch.model import GridFitConfig, family_probabilities
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, family_probabilities
 
-    config = config or GridFitConfig()
+    config = config or GridSearchConfig()
     fits = {s: fit_or_load(gr, replace(config, surrogate=s), folder) for s in surrogates}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Pareto k are reported in the table

@@ -462,13 +462,13 @@ def reproduce(table: pd.DataFrame, subjects=None, *, contexts=("spatial", "conce
 
     One task of the execution layer per (subject, context), on any executor.
     """
-    from ibo_pymc.execution import Task, run_tasks
+    from ibo_pymc.execution import Job, run_jobs
     from ibo_pymc.tasks.gridsearch.data import grid_rounds
 
     subjects = sorted(table["subject"].unique()) if subjects is None else list(subjects)
-    tasks = [Task(f"participant {s}, {c}", fit_participant, (grid_rounds(table, s, c), tuple(models)))
+    tasks = [Job(f"participant {s}, {c}", fit_participant, (grid_rounds(table, s, c), tuple(models)))
              for s in subjects for c in contexts]
-    results = run_tasks(tasks, executor, label="gridsearch reproduction").raise_failures().results
+    results = run_jobs(tasks, executor, label="gridsearch reproduction").raise_failures().results
     rows = [r for res in results for r in res[0]]
     fold_rows = [r for res in results for r in res[1]]
     fits = pd.DataFrame(rows, columns=FITS_COLUMNS)

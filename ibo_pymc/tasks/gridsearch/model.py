@@ -10,10 +10,10 @@ parameter: the GP's length-scale lambda, or the mean tracker's error_variance)::
 with the parameters shared by the families (as in the hotspot task), so the
 family-marginalised posterior is the mixture ``sum_k P(k | y) p(params | y, k)``
 of the families' conditional posteriors. The fit is done as for the hotspot
-task (:mod:`ibo_pymc.model.fit`): each family's conditional posterior is
+task (:mod:`ibo_pymc.tasks.hotspot.model.fit`): each family's conditional posterior is
 sampled by NUTS (nutpie on a cached C callback of the density, or ``pm.sample``
 on the PyMC model of :func:`build_model`), started at its mode; its evidence
-``p(y | k)`` is bridge-sampled (:func:`ibo_pymc.model.evidence.bridge_sampling`),
+``p(y | k)`` is bridge-sampled (:func:`ibo_pymc.engine.bridge.bridge_sampling`),
 giving ``P(k | y)``; the marginal draws take each draw's family in proportion.
 
 Screening: every family's mode and Laplace evidence are computed first (a few
@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ibo_pymc.model.assembly import largest_remainder, softmax
+from ibo_pymc.engine.mixing import largest_remainder, softmax
 from ibo_pymc.tasks.gridsearch import density
 from ibo_pymc.tasks.gridsearch.choice import FAMILIES, HAS_BETA
 from ibo_pymc.tasks.gridsearch.data import GridRounds
@@ -62,7 +62,7 @@ FORMAT = 1
 
 
 @dataclass(frozen=True)
-class GridFitConfig:
+class GridSearchConfig:
     """What is fitted and how: surrogate, families, priors; draws, tune, chains, seed, sampler; targets."""
 
     surrogate: str = "GP"
@@ -103,19 +103,19 @@ class GridFitConfig:
         return json.dumps(d, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> GridFitConfig:
+    def from_json(cls, text: str) -> GridSearchConfig:
         d = json.loads(text)
         d["families"] = tuple(d["families"])
         d["priors"] = {k: tuple(v) for k, v in d["priors"].items()}
         return cls(**d)
 
 
-def build_model(gr: GridRounds, family: str, config: GridFitConfig | None = None):
+def build_model(gr: GridRounds, family: str, config: GridSearchConfig | None = None):
     """The PyMC model of one family's conditional posterior (log-normal priors, the fused likelihood Op)."""
     import pymc as pm
     import pytensor.tensor as pt
 
-    config = config or GridFitConfig()
+    config = config or GridSearchConfig()
     names = config.names(family)
     coords = {"round": gr.rounds.tolist()}
     with pm.Model(coords=coords) as m:
@@ -191,7 +191,7 @@ def _sample_family(gr, family, config, seed, buf, mode, thin: int = 1):
 
         import pymc as pm
 
-        from ibo_pymc.model.samplers import pymc_log_level
+        from ibo_pymc.engine.samplers import pymc_log_level
 
         m = build_model(gr, family, config)
         rng = np.random.default_rng(seed)
@@ -208,18 +208,18 @@ def _sample_family(gr, family, config, seed, buf, mode, thin: int = 1):
 
 
 def _evidence(X, buf, rng):
-    from ibo_pymc.model.evidence import bridge_from_draws
+    from ibo_pymc.engine.bridge import bridge_from_draws
 
     return bridge_from_draws(X, lambda Z: density.log_density(buf, Z), rng)
 
 
-def fit(gr: GridRounds, config: GridFitConfig | None = None):
+def fit(gr: GridRounds, config: GridSearchConfig | None = None):
     """Fit one participant in one context; returns the InferenceData (groups in the module docstring)."""
     import arviz as az
 
     from ibo_pymc import __version__
 
-    config = config or GridFitConfig()
+    config = config or GridSearchConfig()
     ss = np.random.SeedSequence([config.seed, int(gr.subject), 0 if gr.context == "spatial" else 1])
     seeds = ss.spawn(len(config.families) + 2)  # one per family, [-1] for the assembly ([-2] unused, kept: seeds)
     cond, stats, rows = {}, {}, []
@@ -327,9 +327,9 @@ def family_probabilities(idata) -> pd.Series:
     return pd.Series(ev["probability"].values, index=ev["family"].values, name="probability")
 
 
-def convergence(idata, config: GridFitConfig | None = None) -> pd.DataFrame:
+def convergence(idata, config: GridSearchConfig | None = None) -> pd.DataFrame:
     """Per family: R-hat, ESS, divergences, and whether it meets the targets (families below ``relevance`` exempt)."""
-    config = config or GridFitConfig.from_json(idata.attrs["config"] if "config" in idata.attrs else idata.posterior.attrs["config"])
+    config = config or GridSearchConfig.from_json(idata.attrs["config"] if "config" in idata.attrs else idata.posterior.attrs["config"])
     ev = idata["family_evidence"].to_dataframe()
     ev["required"] = ev["probability"] >= config.relevance
     ok = (ev["r_hat"] <= config.r_hat) & (ev["ess_bulk"] >= config.ess) & (ev["ess_tail"] >= config.ess)
@@ -354,8 +354,8 @@ def fit_file_name(subject: int, context: str, surrogate: str = "GP") -> str:
 
 def save(idata, path) -> Path:
     """Write the fit to NetCDF atomically (config and version in the attrs of every group), as the hotspot
-    task's fits are written (:func:`ibo_pymc.model.fit.write_fit`)."""
-    from ibo_pymc.model.fit import write_fit
+    task's fits are written (:func:`ibo_pymc.io.write_fit`)."""
+    from ibo_pymc.io import write_fit
 
     return write_fit(idata, path)
 
@@ -371,12 +371,12 @@ def load(path):
         attrs = idata.posterior.attrs
         if attrs.get("task") != "gridsearch":
             raise KeyError("task")
-        return idata, GridFitConfig.from_json(attrs["config"])
+        return idata, GridSearchConfig.from_json(attrs["config"])
     except (OSError, KeyError, ValueError) as exc:
         raise InputError(f"not a saved gridsearch fit ({type(exc).__name__}: {exc})", path=path) from None
 
 
-def fit_and_save(gr: GridRounds, config: GridFitConfig, path: str) -> dict:
+def fit_and_save(gr: GridRounds, config: GridSearchConfig, path: str) -> dict:
     """One execution-layer task: fit, save, return the convergence row."""
     idata = fit(gr, config)
     save(idata, path)

@@ -1,0 +1,197 @@
+"""A fit's InferenceData, assembled from the conditional NUTS draws and the component evidences.
+
+Groups (dims ``chain``, ``draw``, ``family``, ``round``, ``component``):
+
+``posterior``
+    draws of the family-marginalised model: each draw gets a component
+    (exactly ``round(P(component | y) x draws)`` per chain, at random
+    positions), hence a family (``family_draw``), the parameters of that
+    component's conditional draw, and prior draws for the other families'
+    shape parameters; ``family_prob`` holds the per-draw ``P(k | y, params)``
+    (Rao-Blackwellised, as ``pymc_extras.recover_marginals`` recovers a
+    marginalised variable; equal to it, tested).
+``conditional_posterior``
+    the NUTS draws of each component's conditional posterior.
+``log_likelihood``, ``posterior_predictive``, ``observed_data``, ``constant_data``
+    pointwise log-likelihood and predictive theta2 at each draw, the rounds.
+``sample_stats``
+    the sampler's statistics (divergences, tree depth, ...).
+``component_evidence``
+    per component: bridge-sampled log evidence, its relative error, posterior
+    probability, worst R-hat / smallest ESS; per family: log evidence, its
+    standard error and probability.
+
+The attrs of every group hold the format, package version, subject, model,
+the configuration (:class:`~ibo_pymc.tasks.hotspot.model.config.FitConfig`), its hashes,
+the thinning and the components, so that a saved file rebuilds its fit, and
+the log model evidence ``log_evidence`` = log p(theta2 | model) with the family
+marginalised, its standard error ``log_evidence_error`` and
+``log_evidence_method`` (:func:`ibo_pymc.tasks.hotspot.model.results.log_evidence`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from ibo_pymc.engine.mixing import largest_remainder, logsumexp, softmax
+from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
+from ibo_pymc.tasks.hotspot.model import pointwise
+from ibo_pymc.tasks.hotspot.model.likelihood import wc_mixture_random
+from ibo_pymc.tasks.hotspot.model.parameters import internal_name
+from ibo_pymc.tasks.hotspot.model.results import log_evidence, sum_with_error
+
+#: 3: per-component evidences, probabilities and diagnostics as the group ``component_evidence``
+FORMAT = 3
+
+
+@dataclass(frozen=True)
+class FitOutcome:
+    """What the fitting loop produced: components, their stacked conditional draws, the sampler's
+    statistics, bridge-sampling results, component probabilities, diagnostics and the thinning."""
+
+    components: tuple
+    cond: dict
+    stats: xr.Dataset
+    evidence: list
+    probabilities: np.ndarray
+    diagnostics: dict
+    thin: int
+
+
+def marginal_draws(sd, parameters, out: FitOutcome, rng: np.random.Generator) -> tuple[np.ndarray, dict, dict]:
+    """Draws of the marginalised model: (family index per draw, shape parameter per family, shared parameters)."""
+    comps, cond = out.components, out.cond
+    fams = sd.families
+    C, D = cond["gamma"].shape[:2]
+    counts = largest_remainder(out.probabilities, D)
+    comp = np.stack([rng.permutation(np.repeat(np.arange(len(comps)), counts)) for _ in range(C)])
+    comp_family = np.array([fams.index(c.family) for c in comps])
+    family = comp_family[comp]
+    per = [parameters.draws(comps, cond, k) for k in range(len(comps))]
+    shared = {n: np.choose(comp, [p[n] for p in per]) for n in ("gamma", "w", "tau_neg", "tau_pos")}
+    own = np.choose(comp, [p["param"] for p in per])
+    params = {k: np.where(family == k, own, get_family(f).prior.draw(rng, size=(C, D))) for k, f in enumerate(fams)}
+    return family, params, shared
+
+
+def assemble(sd, config, parameters, out: FitOutcome, rng_mix: np.random.Generator, rng_ppc: np.random.Generator):
+    """The fit's :class:`arviz.InferenceData` (module docstring)."""
+    import arviz as az
+
+    from ibo_pymc import __version__
+    from ibo_pymc.tasks.hotspot.forward.argmax import TABLE_FORMAT
+
+    comps = out.components
+    obs = sd.obs
+    fams = sd.families
+    C, D = out.cond["gamma"].shape[:2]
+    family, params, shared = marginal_draws(sd, parameters, out, rng_mix)
+    # pointwise log-likelihood of every family at every draw's parameters
+    ll = np.stack([parameters.loglik(sd, f, {"param": params[k], **shared}) for k, f in enumerate(fams)])  # (F, C, D, N)
+    family_prob = np.moveaxis(softmax(ll.sum(-1), axis=0), 0, -1)  # (C, D, F)
+    ll_draw = np.take_along_axis(ll, family[None, :, :, None], axis=0)[0]
+    # posterior predictive theta2 under each draw's family
+    ts = np.zeros((C, D, obs.n_rounds))
+    for k, f in enumerate(fams):
+        mask = family == k
+        if mask.any():
+            ts[mask] = pointwise.theta_star(sd, f, params[k][mask], shared["tau_neg"][mask], shared["tau_pos"][mask])
+    ppc = wc_mixture_random(ts, shared["gamma"][..., None], shared["w"][..., None], rng=rng_ppc)
+
+    chain, draw, rounds = np.arange(C), np.arange(D), np.asarray(obs.session_id)
+    post = {get_family(f).var_name: (("chain", "draw"), params[k]) for k, f in enumerate(fams)}
+    post["gamma"] = (("chain", "draw"), shared["gamma"])
+    post["w"] = (("chain", "draw"), shared["w"])
+    for name in parameters.variant.taus:
+        post[name] = (("chain", "draw"), shared[internal_name(name)])
+    # the family of each draw; named family_draw because "family" is the dim of family_prob
+    post["family_draw"] = (("chain", "draw"), family.astype(np.int64), {"labels": ",".join(fams)})
+    post["family_prob"] = (("chain", "draw", "family"), family_prob)
+    posterior = xr.Dataset(post, coords={"chain": chain, "draw": draw, "family": list(fams)})
+
+    conditional = xr.Dataset(
+        {n: (("chain", "draw", "component") if a.ndim == 3 else ("chain", "draw"), a) for n, a in out.cond.items()},
+        coords={"chain": chain, "draw": draw, "component": [c.label for c in comps]},
+    )
+    conditional.attrs["note"] = "NUTS draws of each component's conditional posterior p(params | theta2, family, stratum)"
+
+    rc = {"chain": chain, "draw": draw, "round": rounds}
+    log_lik = xr.Dataset({"theta2": (("chain", "draw", "round"), sd.to_subject_order(ll_draw))}, coords=rc)
+    ppc_ds = xr.Dataset({"theta2": (("chain", "draw", "round"), sd.to_subject_order(ppc))}, coords=rc)
+    obs_ds = xr.Dataset({"theta2": ("round", np.asarray(obs.theta2, float))}, coords={"round": rounds})
+    const = xr.Dataset(
+        {"delta_r1": ("round", np.asarray(obs.delta_r1, float)), "round_index": ("round", np.asarray(obs.round_index))},
+        coords={"round": rounds},
+    )
+    stats = out.stats.assign_coords(chain=chain, draw=draw)
+    idata = az.InferenceData(
+        posterior=posterior,
+        conditional_posterior=conditional,
+        log_likelihood=log_lik,
+        posterior_predictive=ppc_ds,
+        observed_data=obs_ds,
+        constant_data=const,
+        sample_stats=stats,
+        component_evidence=evidence_group(out, fams),
+    )
+    attrs = {
+        "ibo_pymc_format": FORMAT,
+        "table_format": TABLE_FORMAT,
+        "ibo_pymc_version": __version__,
+        "subject": int(obs.subject),
+        "user_id": int(obs.user_id),
+        "model": config.model,
+        "config": json.dumps(config.to_dict()),
+        "config_hash": config.key(),
+        "model_config_hash": config.model_key(),
+        "thin": int(out.thin),
+        "components": json.dumps([c.to_dict() | {"label": c.label, "var_name": c.var_name} for c in comps]),
+    }
+    for g in idata.groups():
+        idata[g].attrs.update(attrs)
+    lme = log_evidence(idata).loc["all"]
+    evidence_attrs = {"log_evidence": float(lme["log_evidence"]), "log_evidence_error": float(lme["error"]),
+                      "log_evidence_method": "bridge sampling of each family's conditional posterior"}
+    for g in idata.groups():
+        idata[g].attrs.update(evidence_attrs)
+    return idata
+
+
+def _family_error(log_ev, evid, comps, family) -> float:
+    k = [i for i, c in enumerate(comps) if c.family == family]
+    return sum_with_error(np.array([log_ev[i] for i in k]), np.array([evid[i].rel_error for i in k]))[1]
+
+
+def evidence_group(out: FitOutcome, fams) -> xr.Dataset:
+    """The ``component_evidence`` group: per-component evidences, probabilities, diagnostics; per-family sums."""
+    comps, evid, diag = out.components, out.evidence, out.diagnostics
+    log_ev = [e.log_evidence + c.log_width_fraction for c, e in zip(comps, evid)]
+    ds = xr.Dataset(
+        {
+            "component_family": ("component", [c.family for c in comps]),
+            "log_evidence": ("component", np.array(log_ev, float)),
+            "log_evidence_rel_error": ("component", np.array([e.rel_error for e in evid], float)),
+            "probability": ("component", np.asarray(out.probabilities, float)),
+            "r_hat": ("component", np.array([diag[c.label]["r_hat"] for c in comps], float)),
+            "ess_bulk": ("component", np.array([diag[c.label]["ess_bulk"] for c in comps], float)),
+            "ess_tail": ("component", np.array([diag[c.label]["ess_tail"] for c in comps], float)),
+            "family_log_evidence": (
+                "family", np.array([logsumexp([v for c, v in zip(comps, log_ev) if c.family == f]) for f in fams], float)),
+            "family_log_evidence_error": ("family", np.array(
+                [_family_error(log_ev, evid, comps, f) for f in fams], float)),
+            "family_probability": (
+                "family", np.bincount([list(fams).index(c.family) for c in comps], weights=out.probabilities,
+                                      minlength=len(fams)).astype(float)),
+        },
+        coords={"component": [c.label for c in comps], "family": list(fams)},
+    )
+    ds.attrs["note"] = (
+        "per component (a family, or a stratum of one): bridge-sampled log evidence under its uniform prior "
+        "(strata weighted by their share of the prior volume), its relative error, posterior probability, and "
+        "the worst R-hat / smallest ESS of its conditional NUTS draws"
+    )
+    return ds

@@ -1,0 +1,116 @@
+"""Convergence diagnostics and summaries of a fit (R-hat, bulk and tail ESS, divergences)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
+from ibo_pymc.tasks.hotspot.forward.variants import tau_names
+from ibo_pymc.tasks.hotspot.model.config import FitConfig
+from ibo_pymc.tasks.hotspot.model.results import component_table, components
+
+
+def converged(d: dict, cfg: FitConfig) -> bool:
+    """Whether one component's worst R-hat and smallest bulk/tail ESS meet the configuration's targets."""
+    return d["r_hat"] <= cfg.target_rhat and d["ess_bulk"] >= cfg.min_ess and d["ess_tail"] >= cfg.min_ess
+
+
+def conditional_diagnostics(parameters, comps, cond: dict) -> dict:
+    """Worst R-hat and smallest bulk / tail ESS over each component's free parameters, by component label.
+
+    ``parameters`` is a :class:`~ibo_pymc.tasks.hotspot.model.parameters.ComponentParameters`,
+    ``cond`` the stacked conditional draws.
+    """
+    import arviz as az
+
+    out = {}
+    for k, c in enumerate(comps):
+        d = parameters.draws(comps, cond, k)
+        names = [key for key, _, _ in parameters.columns(c)]
+        r = [float(az.rhat(d[n])) for n in names]
+        eb = [float(az.ess(d[n], method="bulk")) for n in names]
+        et = [float(az.ess(d[n], method="tail")) for n in names]
+        out[c.label] = {"r_hat": max(r), "ess_bulk": min(eb), "ess_tail": min(et)}
+    return out
+
+
+def failing_quantities(diag: pd.DataFrame, config: FitConfig | None = None) -> list[str]:
+    """Checked quantities of :func:`diagnostics` that miss the config's R-hat and bulk/tail ESS targets."""
+    cfg = config or FitConfig()
+    d = diag[diag["checked"]]
+    bad = (d["r_hat"] > cfg.target_rhat) | (d["ess_bulk"] < cfg.min_ess) | (d["ess_tail"] < cfg.min_ess)
+    return list(d.index[bad])
+
+
+def diagnostics(idata) -> pd.DataFrame:
+    """Convergence table of a fit: one row per posterior quantity and per family's conditional block.
+
+    Column ``checked`` is False for the conditional block of a family whose
+    posterior probability is below the fit's ``relevance`` threshold.
+    """
+    import arviz as az
+
+    post = idata.posterior
+    names = [v for v in post.data_vars if v != "family_draw"]
+    rh = az.rhat(post[names])
+    eb = az.ess(post[names], method="bulk")
+    et = az.ess(post[names], method="tail")
+    rows = []
+    for v in names:
+        if "family" in post[v].dims:
+            for f in post["family"].values:
+                rows.append((f"{v}[{f}]", float(rh[v].sel(family=f)), float(eb[v].sel(family=f)), float(et[v].sel(family=f))))
+        else:
+            rows.append((v, float(rh[v]), float(eb[v]), float(et[v])))
+    df = pd.DataFrame(rows, columns=["quantity", "r_hat", "ess_bulk", "ess_tail"]).set_index("quantity")
+    # a constant quantity (e.g. a family probability of exactly 0) has no R-hat: it cannot disagree
+    const = [q for q in df.index if np.isnan(df.loc[q, "r_hat"])]
+    for q in const:
+        df.loc[q, ["r_hat"]] = 1.0
+    df["checked"] = True
+    relevance = FitConfig.from_dict(json.loads(post.attrs["config"])).relevance if "config" in post.attrs else 1e-3
+    for label, d in component_table(idata).iterrows():
+        # a component with posterior probability below `relevance` contributes no draws: its
+        # conditional chains are reported but not held to the convergence targets
+        df.loc[f"given {label}"] = [d["r_hat"], d["ess_bulk"], d["ess_tail"], d["probability"] >= relevance]
+    df.attrs["divergences"] = int(idata.sample_stats["diverging"].sum())
+    df.attrs["draws"] = int(post.sizes["chain"] * post.sizes["draw"])
+    return df
+
+
+def summary(idata, hdi_prob: float = 0.95) -> pd.DataFrame:
+    """Per component (a family, or a stratum of one): probability and the conditional
+    posterior mean, sd and HDI of each parameter."""
+    import arviz as az
+
+    post = idata.posterior
+    cond = idata["conditional_posterior"]
+    probs = component_table(idata)["probability"]
+    model = post.attrs["model"]
+    rows = []
+    for k, c in enumerate(components(idata)):
+        fam = get_family(c.family)
+        for name in (fam.var_name, "gamma", "w", *tau_names(model)):
+            arr = cond[c.var_name if name == fam.var_name else name]
+            if "component" in arr.dims:
+                arr = arr.isel(component=k)
+            v = arr.values
+            lo, hi = az.hdi(v.ravel(), hdi_prob=hdi_prob)
+            rows.append(
+                {
+                    "family": c.family,
+                    "component": c.label,
+                    "probability": probs[c.label],
+                    "parameter": name,
+                    "mean": float(v.mean()),
+                    "sd": float(v.std()),
+                    f"hdi_{hdi_prob:g}_low": float(lo),
+                    f"hdi_{hdi_prob:g}_high": float(hi),
+                    "r_hat": float(az.rhat(v)),
+                    "ess_bulk": float(az.ess(v)),
+                }
+            )
+    return pd.DataFrame(rows)

@@ -1,0 +1,45 @@
+"""Vectorised NumPy forms of theta* and the log-likelihood over posterior draws.
+
+Used after sampling (pointwise log-likelihood for PSIS-LOO, posterior
+predictive draws, marginal likelihoods, family probabilities). Inputs are
+arrays of draws (any common shape ``S``); outputs have shape ``S + (rounds,)``
+in the :class:`~ibo_pymc.tasks.hotspot.model.builder.SubjectData` internal round order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ibo_pymc.tasks.hotspot.forward.variants import get_variant
+from ibo_pymc.tasks.hotspot.model.builder import SubjectData
+from ibo_pymc.tasks.hotspot.model.likelihood import wc_mixture_logp_numpy
+from ibo_pymc.tasks.hotspot.model.lookup import lookup_numpy
+
+
+def theta_star(sd: SubjectData, family: str, param, tau_neg, tau_pos) -> np.ndarray:
+    param = np.asarray(param, float)
+    variant = get_variant(sd.model)
+    if not variant.augmented:
+        return lookup_numpy(sd.rt, family, param, np.zeros_like(param))
+    neg = sd.neg
+    ts_pos = lookup_numpy(sd.rt, family, param, tau_pos)
+    if not variant.split_by_sign or not neg.any():
+        return ts_pos
+    ts_neg = lookup_numpy(sd.rt, family, param, tau_neg)
+    return np.where(neg, ts_neg, ts_pos)
+
+
+def loglik(sd: SubjectData, family: str, param, tau_neg, tau_pos, gamma, w, *, chunk: int = 2000) -> np.ndarray:
+    """Pointwise log-likelihood, shape ``S + (rounds,)``, computed in chunks of draws."""
+    param, tau_neg, tau_pos, gamma, w = np.broadcast_arrays(
+        *(np.asarray(a, float) for a in (param, tau_neg, tau_pos, gamma, w))
+    )
+    shape = param.shape
+    flat = [a.reshape(-1) for a in (param, tau_neg, tau_pos, gamma, w)]
+    x = sd.theta2
+    out = np.empty((flat[0].size, len(x)))
+    for s in range(0, flat[0].size, chunk):
+        p, tn, tp, g, ww = (a[s : s + chunk] for a in flat)
+        ts = theta_star(sd, family, p, tn, tp)
+        out[s : s + chunk] = wc_mixture_logp_numpy(x[None, :], ts, g[:, None], ww[:, None])
+    return out.reshape(shape + (len(x),))

@@ -1,0 +1,206 @@
+"""Surrogates, acquisition families and the softmax choice rule: values against direct computations,
+gradients against finite differences, the PyTensor Op and the nutpie callback against each other."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from ibo_pymc.tasks.gridsearch import density
+from ibo_pymc.tasks.gridsearch.choice import FAMILIES, choice_loglik
+from ibo_pymc.tasks.gridsearch.likelihood import loglik
+from ibo_pymc.tasks.gridsearch.surrogate import (
+    BMT_PRIOR_VAR,
+    NOISE,
+    SQDIST,
+    bmt_posterior,
+    gp_posterior,
+    gp_posterior_reference,
+)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(3)
+    ch = rng.integers(0, 64, (4, 12))
+    ch[0, 5] = ch[0, 2]  # a repeated click
+    ch[1, 1] = ch[1, 0]
+    return ch, rng.uniform(-0.5, 0.5, (4, 12))
+
+
+@pytest.mark.parametrize("lam", [0.05, 0.7, 2.0, 40.0])
+def test_gp_equals_direct_solves(data, lam):
+    ch, y = data
+    mu, var, _, _ = gp_posterior(ch, y, lam)
+    m2, v2 = gp_posterior_reference(ch, y, lam)
+    assert np.allclose(mu, m2, atol=1e-9) and np.allclose(var, v2, atol=1e-9)
+    # one observation: textbook formulas
+    k = np.exp(-SQDIST[ch[2, 0]] / (2 * lam**2))
+    assert np.allclose(mu[2, 0], k * y[2, 0] / (1 + NOISE))
+    assert np.allclose(var[2, 0], 1 + NOISE - k**2 / (1 + NOISE))
+
+
+def test_published_gp_detail(data):
+    """The published code's kernel adds the noise to k(x, x*) when x* is the one observed point."""
+    ch, y = data
+    mu, var, _, _ = gp_posterior(ch, y, 0.8, published=True)
+    mu0, var0, _, _ = gp_posterior(ch, y, 0.8)
+    r = np.arange(len(ch))
+    assert np.allclose(mu[r, 0, ch[:, 0]], y[:, 0]) and np.all(var[r, 0, ch[:, 0]] == 0)
+    keep = np.ones_like(mu, bool)
+    keep[r, 0, ch[:, 0]] = False
+    assert np.array_equal(mu[keep], mu0[keep])
+
+
+def test_bmt_equals_kalman_updates(data):
+    ch, y = data
+    err = 0.7
+    mu, var, _, _ = bmt_posterior(ch, y, err)
+    for r in range(len(ch)):
+        m, v = np.zeros(64), np.full(64, BMT_PRIOR_VAR)
+        for t in range(ch.shape[1] - 1):
+            j = ch[r, t]
+            g = v[j] / (v[j] + err)
+            m[j] += g * (y[r, t] - m[j])
+            v[j] *= 1 - g
+            assert np.allclose(mu[r, t], m) and np.allclose(var[r, t], v)
+
+
+@pytest.mark.parametrize("surrogate", ["GP", "BMT"])
+def test_surrogate_derivatives(data, surrogate):
+    ch, y = data
+    f = (lambda th, g=False: gp_posterior(ch, y, th, grad=g)) if surrogate == "GP" else (lambda th, g=False: bmt_posterior(ch, y, th, grad=g))
+    th, h = 0.9, 1e-6
+    _, _, dmu, dvar = f(th, True)
+    up, dn = f(th + h), f(th - h)
+    assert np.allclose((up[0] - dn[0]) / (2 * h), dmu, atol=1e-5)
+    assert np.allclose((up[1] - dn[1]) / (2 * h), dvar, atol=1e-5)
+
+
+def _reference_loglik(ch, y, mu, var, family, beta, tau):
+    s = np.sqrt(var)
+    best = np.maximum.accumulate(y, axis=1)[:, :-1, None]
+    z = (mu - best) / s
+    q = {"UCB": mu + beta * s, "EI": (mu - best) * stats.norm.cdf(z) + s * stats.norm.pdf(z),
+         "PI": stats.norm.cdf(z), "mean": mu, "variance": s}[family]
+    logp = special.log_softmax(q / tau, axis=-1)
+    return np.take_along_axis(logp, ch[:, 1:, None], axis=-1)[..., 0].sum(axis=1)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("surrogate", ["GP", "BMT"])
+def test_choice_loglik_value_and_gradient(data, family, surrogate):
+    ch, y = data
+    theta, beta, tau = 0.9, 0.3, 0.07
+    ll, g = loglik(ch, y, surrogate, family, theta, beta, tau, grad=True)
+    th_eff = theta if surrogate == "GP" else theta**2  # the mean tracker's noise variance is error_variance^2
+    mu, var, _, _ = gp_posterior(ch, y, theta) if surrogate == "GP" else bmt_posterior(ch, y, th_eff)
+    assert np.allclose(ll, _reference_loglik(ch, y, mu, var, family, beta, tau), atol=1e-9)
+    x, h = np.array([theta, beta, tau]), 1e-6
+    for j in range(3):
+        e = np.zeros(3)
+        e[j] = h
+        num = (loglik(ch, y, surrogate, family, *(x + e)).sum() - loglik(ch, y, surrogate, family, *(x - e)).sum()) / (2 * h)
+        assert np.isclose(g.sum(0)[j], num, rtol=1e-5, atol=1e-5), (j, g.sum(0)[j], num)
+
+
+def test_published_choice_rule_clamps(data):
+    """q of UCB below 0.0001 is set to 0.0001; the chosen probability is clamped to [1e-5, 0.99999]."""
+    ch, y = data
+    mu, var, dmu, dvar = gp_posterior(ch, y, 0.6, grad=True)
+    ll, g = choice_loglik((mu, var, dmu, dvar), ch, y, "UCB", 0.2, 0.01, published=True)
+    q = np.clip(mu + 0.2 * np.sqrt(var), 1e-4, 100)
+    p = special.softmax(q / 0.01, axis=-1)
+    pc = np.clip(np.take_along_axis(p, ch[:, 1:, None], -1)[..., 0], 1e-5, 0.99999)
+    assert np.allclose(ll, np.log(pc).sum(1))
+    # its gradient (what the published protocol's optimiser follows) against central differences
+    def total(th, b, t):
+        return choice_loglik(gp_posterior(ch, y, th, grad=True), ch, y, "UCB", b, t, published=True)[0].sum()
+
+    for j, x0 in enumerate((0.6, 0.2, 0.01)):
+        args = [0.6, 0.2, 0.01]
+        h = 1e-6 * x0
+        up, dn = list(args), list(args)
+        up[j] += h
+        dn[j] -= h
+        assert g.sum(0)[j] == pytest.approx((total(*up) - total(*dn)) / (2 * h), rel=1e-5, abs=1e-6), j
+
+
+def test_op_and_callback_agree_with_the_pymc_model(data):
+    import pytensor
+    import pytensor.tensor as pt
+
+    from ibo_pymc.tasks.gridsearch.data import GridRounds
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, build_model
+
+    ch, y = data
+    gr = GridRounds(1, "spatial", np.arange(1, 5), ch, 100 * y + 50)
+    cfg = GridSearchConfig()
+    m = build_model(gr, "UCB", cfg)
+    logp = m.compile_logp()
+    dlogp = m.compile_dlogp()
+    buf = density.pack(gr.choices, gr.y, "GP", "UCB", cfg.prior_array("UCB"))
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = rng.normal([0, -1.5, -2.5], 0.5)
+        pt_ = {"lambda_log__": x[0], "beta_log__": x[1], "tau_log__": x[2]}
+        v, g = density.log_density_grad(buf, x)
+        assert np.isclose(logp(pt_), v, rtol=1e-10)
+        assert np.allclose(dlogp(pt_), g, rtol=1e-7)
+        assert np.isclose(density.log_density(buf, x[None])[0], v)
+    # the Op's gradient through pytensor.grad equals finite differences
+    th = pt.dscalar("th")
+    op = density.GridLogLik("GP", "EI")
+    ll, _ = op(pt.as_tensor(ch), pt.as_tensor(y), th, pt.as_tensor(0.0), pt.as_tensor(0.05))
+    f = pytensor.function([th], [ll.sum(), pytensor.grad(ll.sum(), th)])
+    v, g = f(0.8)
+    assert np.isclose(g, (f(0.8 + 1e-6)[0] - f(0.8 - 1e-6)[0]) / 2e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("surrogate, family", [("GP", "UCB"), ("BMT", "EI"), ("GP", "PI")])
+def test_nutpie_callback_equals_the_density(data, surrogate, family):
+    """The C callback nutpie calls gives the log-density and gradient of ``log_density_grad``; a wrong
+    dimension is refused (-1)."""
+    import ctypes
+
+    ch, y = data
+    prior = np.array([[0.0, 1.0], *([[-1.6, 1.5]] if family == "UCB" else []), [-3.0, 1.5]])
+    buf = density.pack(ch, y, surrogate, family, prior)
+    dbl = ctypes.POINTER(ctypes.c_double)
+    for x in (np.array([0.1, -1.0, -2.0]), np.array([-0.5, 0.3, -3.5])):
+        x = np.ascontiguousarray(x[: len(prior)])
+        out, logp = np.zeros(len(x)), np.zeros(1)
+        rc = density._logp_cfunc.ctypes(len(x), x.ctypes.data_as(dbl), out.ctypes.data_as(dbl), logp.ctypes.data_as(dbl),
+                                         buf.ctypes.data_as(ctypes.c_void_p))
+        v, g = density.log_density_grad(buf, x)
+        assert rc == 0 and logp[0] == pytest.approx(v, rel=1e-12) and np.allclose(out, g, rtol=1e-12)
+    rc = density._logp_cfunc.ctypes(len(x) + 1, x.ctypes.data_as(dbl), out.ctypes.data_as(dbl), logp.ctypes.data_as(dbl),
+                                     buf.ctypes.data_as(ctypes.c_void_p))
+    assert rc == -1
+
+
+def test_op_in_the_numba_backend(data):
+    """The Op compiled by PyTensor's Numba backend gives what its Python ``perform`` gives."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    ch, y = data
+    th, b, t = pt.dscalars("th", "b", "t")
+    ll, jac = density.GridLogLik("GP", "UCB")(pt.as_tensor(ch), pt.as_tensor(y), th, b, t)
+    py = pytensor.function([th, b, t], [ll, jac], mode="FAST_COMPILE")
+    nb = pytensor.function([th, b, t], [ll, jac], mode="NUMBA")
+    for a, c in zip(py(0.8, 0.3, 0.05), nb(0.8, 0.3, 0.05)):
+        assert np.allclose(a, c, rtol=1e-12)
+
+
+def test_one_participant_is_fast_enough_to_sample(choices):
+    """Not a timing test: the kernel's cost is checked by benchmarks/gridsearch_speed.py. Here: the
+    likelihood of a real participant (171 choices) is finite with a finite gradient everywhere in the box."""
+    from ibo_pymc.tasks.gridsearch.data import grid_rounds
+
+    gr = grid_rounds(choices, 1, "spatial")
+    for th in (0.007, 1.0, 148.0):
+        for tau in (0.007, 148.0):
+            ll, g = loglik(gr.choices, gr.y, "GP", "UCB", th, 0.5, tau, grad=True)
+            assert np.isfinite(ll).all() and np.isfinite(g).all()

@@ -1,0 +1,166 @@
+"""The Bayesian fit of the grid task: family marginalisation, convergence, recovery, the saved file, the CLI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ibo_pymc.tasks.gridsearch.model import (
+    GridSearchConfig,
+    convergence,
+    family_probabilities,
+    fit,
+    load,
+    save,
+    summary,
+)
+from ibo_pymc.tasks.gridsearch.simulate import (
+    GridTruth,
+    recovery_row,
+    simulate_participant,
+)
+
+QUICK = {"draws": 500, "tune": 300, "ess": 300}
+
+
+@pytest.fixture(scope="module")
+def simulated(environments):
+    rng = np.random.default_rng(11)
+    truth = GridTruth("UCB", theta=1.2, beta=0.4, tau=0.05)
+    return truth, simulate_participant(truth, environments["smooth"], rng, subject=901)
+
+
+@pytest.fixture(scope="module")
+def fitted(simulated):
+    _, gr = simulated
+    return fit(gr, GridSearchConfig(**QUICK))
+
+
+def test_fit_recovers_and_converges(simulated, fitted):
+    truth, gr = simulated
+    probs = family_probabilities(fitted)
+    assert probs.sum() == pytest.approx(1.0) and probs.idxmax() == "UCB"
+    conv = convergence(fitted)
+    assert conv["converged"].all(), conv
+    row = recovery_row(truth, gr, fitted)
+    assert row["lambda_covered"] and row["beta_covered"] and row["tau_covered"], row
+    s = summary(fitted)
+    assert list(s.index) == ["lambda", "tau", "beta | UCB"]
+
+
+def test_inference_data_layout(fitted):
+    assert {"posterior", "log_likelihood", "sample_stats", "family_evidence", "observed_data"} <= set(fitted.groups())
+    post = fitted.posterior
+    assert post["lambda_given_family"].dims == ("chain", "draw", "family")
+    assert list(post["family"].values) == ["UCB", "EI", "PI", "mean", "variance"]
+    assert fitted.log_likelihood["choices"].dims == ("chain", "draw", "round")
+    # the marginal draws take each family in proportion to its posterior probability (largest remainder)
+    share = np.bincount(post["family_draw"].values.ravel(), minlength=5) / post["family_draw"].size
+    # largest-remainder rounding per chain: each share within one draw per chain of its probability
+    assert np.allclose(share, family_probabilities(fitted).to_numpy(), atol=1.0 / post.sizes["draw"] + 1e-12)
+    ev = fitted["family_evidence"]
+    assert set(ev["method"].values) <= {"bridge", "laplace"}
+    # families not sampled are those far below the best (screening), never a relevant one
+    far = ev["log_evidence"].values < ev["log_evidence"].values.max() - GridSearchConfig().screen
+    assert np.array_equal(ev["method"].values == "laplace", far)
+
+
+def test_save_load_round_trip(fitted, tmp_path):
+    p = save(fitted, tmp_path / "f.nc")
+    back, cfg = load(p)
+    assert cfg == GridSearchConfig(**QUICK)
+    assert back.posterior.attrs["task"] == "gridsearch" and back.posterior.attrs["subject"] == 901
+    assert np.array_equal(back.posterior["tau"].values, fitted.posterior["tau"].values)
+
+
+def test_same_seed_same_draws(simulated, fitted):
+    _, gr = simulated
+    again = fit(gr, GridSearchConfig(**QUICK))
+    assert np.array_equal(again.posterior["lambda"].values, fitted.posterior["lambda"].values)
+
+
+def test_loo_by_round(fitted):
+    from ibo_pymc.tasks.gridsearch.compare import loo_by_round, predictive_loglik
+
+    loo = loo_by_round(fitted)
+    assert loo.n_data_points == 9 and np.isfinite(loo.elpd_loo)
+    assert np.allclose(predictive_loglik(fitted, fitted_rounds(fitted)), fitted.log_likelihood["choices"].values.reshape(-1, 9))
+
+
+def fitted_rounds(idata):
+    from ibo_pymc.tasks.gridsearch.data import GridRounds
+
+    o = idata.observed_data
+    return GridRounds(int(idata.posterior.attrs["subject"]), idata.posterior.attrs["context"], o["round"].values,
+                      o["choice"].values, o["reward"].values)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("truth", [GridTruth("PI", 0.8, 0.0, 0.06), GridTruth("variance", 1.5, 0.0, 0.05),
+                                   GridTruth("mean", 0.7, 0.0, 0.03), GridTruth("EI", 1.0, 0.0, 0.01)])
+def test_recovery_other_families(truth, environments):
+    """A learner of each other family: the true family is the most probable, and lambda and tau lie within
+    three posterior standard deviations of the posterior mean given it. (One 90% interval misses its truth one
+    time in ten when calibrated, as tau does here for the variance learner, at 2.4 sd: 12 variance learners
+    of other seeds had 10 covered, the truth's posterior quantiles spread over 0.03-0.97. Coverage over many
+    learners is measured by benchmarks/gridsearch_recovery.py: tau covered in 19 of 20.)"""
+    gr = simulate_participant(truth, environments["rough"], np.random.default_rng(7), subject=902)
+    idata = fit(gr, GridSearchConfig(**QUICK))
+    row = recovery_row(truth, gr, idata)
+    assert row["map_family"] == truth.family, row
+    k = list(idata.posterior["family"].values).index(truth.family)
+    for name, true in (("lambda", truth.theta), ("tau", truth.tau)):
+        draws = idata.posterior[f"{name}_given_family"].isel(family=k).values.ravel()
+        assert abs(draws.mean() - true) < 3 * draws.std(), (name, draws.mean(), draws.std(), true)
+
+
+def test_cli_sample(tmp_path, capsys, cogmaps_folder):
+    from ibo_pymc.cli.sample import main
+
+    out = tmp_path / "p4.nc"
+    rc = main(["--task", "gridsearch", "--subject", "4", "--context", "conceptual", "--data", str(cogmaps_folder),
+               "--out", str(out), "--draws", "400", "--tune", "300", "--quiet"])
+    assert rc == 0 and out.is_file()
+    idata, cfg = load(out)
+    assert idata.posterior.attrs["context"] == "conceptual" and cfg.draws == 400
+    capsys.readouterr()
+    rc = main(["--task", "gridsearch", "--subject", "2", "--data", str(cogmaps_folder), "--out", str(tmp_path / "x.nc")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "participant 2 is not in the data" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "x.nc").exists()
+
+
+def test_compare_surrogates_reuses_saved_fits(simulated, tmp_path):
+    """GP against the mean tracker by PSIS-LOO (arviz.compare): the data were made by a GP learner, so the GP
+    ranks first; the fits are saved and a second comparison reuses them (same files, same table)."""
+    from ibo_pymc.tasks.gridsearch.compare import COMPARE_COLUMNS, compare_surrogates
+
+    _, gr = simulated
+    cfg = GridSearchConfig(**QUICK)
+    t1 = compare_surrogates(gr, cfg, tmp_path)
+    assert list(t1.columns) == list(COMPARE_COLUMNS) and list(t1["surrogate"]) == ["GP", "BMT"]
+    assert t1["elpd_diff"].iloc[1] > 0 and t1["weight"].sum() == pytest.approx(1.0)
+    files = sorted(tmp_path.glob("gridsearch-*.nc"))
+    assert [f.name for f in files] == ["gridsearch-901-spatial-BMT.nc", "gridsearch-901-spatial-GP.nc"]
+    stamps = [f.stat().st_mtime_ns for f in files]
+    t2 = compare_surrogates(gr, cfg, tmp_path)
+    assert [f.stat().st_mtime_ns for f in files] == stamps
+    pd.testing.assert_frame_equal(t1, t2)
+
+
+def test_mode_search_survives_where_the_density_is_undefined(choices):
+    """Participant 6, spatial, round 9 held out, PI: the unbounded search for the mode strays to tau =
+    exp(-811) = 0 (a division by zero in the density); the search is redone in the priors' box."""
+    from ibo_pymc.tasks.gridsearch import density
+    from ibo_pymc.tasks.gridsearch.data import grid_rounds
+    from ibo_pymc.tasks.gridsearch.model import _mode
+
+    gr = grid_rounds(choices, 6, "spatial")
+    train = gr.select([r for r in gr.rounds if r != 9])
+    prior = GridSearchConfig().prior_array("PI")
+    buf = density.pack(train.choices, train.y, "GP", "PI", prior)
+    mode = _mode(buf, len(prior), prior)
+    value, grad = density.log_density_grad(buf, mode)
+    assert np.isfinite(value) and np.all(np.abs(mode - prior[:, 0]) <= 10 * prior[:, 1])
+    assert np.linalg.norm(grad) < 1e-2
