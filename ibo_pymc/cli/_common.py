@@ -24,10 +24,42 @@ from ibo_pymc.errors import InputError
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse with a one-line usage error and exit code 2."""
+    """argparse with a one-line usage error and exit code 2, and options that only some tasks have.
+
+    :meth:`task_option` declares an option of some tasks (``--context`` of the grid task, ``--model`` of the
+    hotspot task, a ``--tune`` whose default differs by task). After parsing, its default is the one of the
+    ``--task`` chosen, and an option given under a task that does not have it is a usage error: an option that
+    does not apply is refused, never silently ignored.
+    """
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def task_option(self, *flags, tasks: dict, **kwargs) -> argparse.Action:
+        """Add an option that only the tasks in ``tasks`` (task name -> its default there) have."""
+        action = self.add_argument(*flags, default=None, **kwargs)
+        action.tasks = dict(tasks)
+        return action
+
+    def parse_args(self, args=None, namespace=None):
+        ns = super().parse_args(args, namespace)
+        parsers = [self]
+        for a in self._actions:  # the chosen subcommand's options too
+            if isinstance(a, argparse._SubParsersAction) and getattr(ns, a.dest, None) in a.choices:
+                parsers.append(a.choices[getattr(ns, a.dest)])
+        task = getattr(ns, "task", "hotspot")
+        for parser in parsers:
+            if task not in getattr(parser, "supported_tasks", (task,)):
+                parser.error(f"--task {task} is not available in {parser.prog} yet; it does "
+                             f"{' and '.join(parser.supported_tasks)}")
+            for a in parser._actions:
+                if not hasattr(a, "tasks"):
+                    continue
+                if getattr(ns, a.dest) is None:
+                    setattr(ns, a.dest, a.tasks.get(task))
+                elif task not in a.tasks:
+                    parser.error(f"{a.option_strings[-1]} applies to --task {' or '.join(a.tasks)}, not to --task {task}")
+        return ns
 
 
 def add_data_option(p: argparse.ArgumentParser) -> None:
@@ -45,23 +77,15 @@ def add_data_option(p: argparse.ArgumentParser) -> None:
 TASK_NAMES = ("hotspot", "gridsearch")
 
 
-def add_task_option(p: argparse.ArgumentParser) -> None:
-    """``--task``: which task's data and model (:mod:`ibo_pymc.tasks`)."""
+def add_task_option(p: ArgumentParser, *, supported: tuple[str, ...] = TASK_NAMES) -> None:
+    """``--task``: which task's data and model (:mod:`ibo_pymc.tasks`). Every command takes it; a command that
+    does not do a task yet refuses it with a usage error (``supported``), rather than running another task."""
     p.add_argument("--task", choices=TASK_NAMES, default="hotspot",
                    help="the task: hotspot (Sandholtz et al. 2022, default) or gridsearch (Wu et al. 2020 "
                    "spatial/conceptual grid search; --data is then its folder with full.csv, or a tidy table "
-                   "CSV/Parquet with subject,context,round,trial,x,y,z; default $IBO_GRID_DATA_DIR, else fetched)")
-
-
-def subject_list(text: str) -> list[int]:
-    """``N,N,...``: participant numbers."""
-    try:
-        out = [int(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected participant numbers separated by commas, got {text!r}") from None
-    if not out or any(v < 0 for v in out):
-        raise argparse.ArgumentTypeError(f"expected participant numbers separated by commas, got {text!r}")
-    return out
+                   "CSV/Parquet with subject,context,round,trial,x,y,z; default $IBO_GRID_DATA_DIR, else fetched)"
+                   + ("" if supported == TASK_NAMES else f"; this command does {' and '.join(supported)} only"))
+    p.supported_tasks = supported
 
 
 def grid_subjects(table, wanted) -> list[int]:
@@ -72,7 +96,6 @@ def grid_subjects(table, wanted) -> list[int]:
     known = subjects(table)
     if wanted is None or wanted == "all":
         return known
-    wanted = [wanted] if isinstance(wanted, int) else list(wanted)
     missing = [s for s in wanted if s not in set(known)]
     if missing:
         raise InputError(f"participant {missing[0]} is not in the data ({len(known)} participants with ids "
@@ -80,15 +103,29 @@ def grid_subjects(table, wanted) -> list[int]:
     return wanted
 
 
-def add_fit_options(p: argparse.ArgumentParser, *, fits_help: str | None = None) -> None:
+def add_fit_options(p: ArgumentParser, *, fits_help: str | None = None) -> None:
     """Sampling settings (used where a fit is missing) and the folder of saved fits."""
     p.add_argument("--fits", metavar="DIR", default="models",
                    help=fits_help or "folder of saved fits subject-NN-MODEL.nc, reused when they match the data, "
                    "written when missing (default ./models)")
     p.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain for new fits (default 1000)")
-    p.add_argument("--tune", type=positive_int, default=1000, help="tuning iterations per chain for new fits (default 1000)")
+    add_tune_option(p)
     p.add_argument("--chains", type=positive_int, default=4, help="chains for new fits (default 4)")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0); same seed, same results")
+
+
+#: each task's default number of tuning iterations per chain
+TUNE = {"hotspot": 1000, "gridsearch": 500}
+
+
+def add_tune_option(p: ArgumentParser) -> None:
+    """``--tune``, whose default is the task's own (:data:`TUNE`)."""
+    if any(a.dest == "task" for a in p._actions):
+        p.task_option("--tune", tasks=TUNE, type=positive_int, help="tuning iterations per chain for new fits "
+                      f"(default {', '.join(f'{k} {v}' for k, v in TUNE.items())})")
+    else:
+        p.add_argument("--tune", type=positive_int, default=TUNE["hotspot"],
+                       help=f"tuning iterations per chain for new fits (default {TUNE['hotspot']})")
 
 
 def fit_config(args, model: str = "tau_pm"):
@@ -100,15 +137,16 @@ def fit_config(args, model: str = "tau_pm"):
 
 
 def load_subjects(args):
-    """The data of ``--data`` and the subjects ``--subject`` names (a number in range, or all)."""
+    """The data of ``--data`` and the subjects ``--subject`` names (``all``, or numbers in the data)."""
     from ibo_pymc.tasks.hotspot.datasets import load_data
 
     data = load_data(args.data)
     if args.subject == "all":
         return data, list(data.subjects)
-    if args.subject not in data.subjects:
-        raise InputError(f"--subject {args.subject}: expected a subject number in 1..{max(data.subjects)}", field="--subject")
-    return data, [args.subject]
+    missing = [s for s in args.subject if s not in data.subjects]
+    if missing:
+        raise InputError(f"--subject {missing[0]}: expected a subject number in 1..{max(data.subjects)}", field="--subject")
+    return data, list(args.subject)
 
 
 def check_suffix(value: str | None, option: str, suffixes: tuple[str, ...]) -> None:
@@ -138,16 +176,20 @@ def seed_int(text: str) -> int:
     return v
 
 
-def subject_arg(text: str) -> int | str:
+def subject_arg(text: str) -> list[int] | str:
+    """``--subject``: ``all``, a subject number, or numbers separated by commas (``5,28``); every command
+    takes the same forms. Numbers come back sorted and without repeats; whether they are in the data is
+    checked once the data is read."""
     if text == "all":
         return "all"
     try:
-        v = int(text)
+        out = sorted({int(t) for t in text.split(",") if t.strip()})
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a subject number or 'all', got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a subject number >= 1 or 'all', got {text!r}")
-    return v
+        raise argparse.ArgumentTypeError(f"expected a subject number, numbers separated by commas, or 'all', "
+                                         f"got {text!r}") from None
+    if not out or out[0] <= 0:
+        raise argparse.ArgumentTypeError(f"expected subject numbers >= 1 or 'all', got {text!r}")
+    return out
 
 
 def add_execution_options(p: argparse.ArgumentParser) -> None:

@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
@@ -30,13 +29,16 @@ from ibo_pymc.cli._common import (
     ArgumentParser,
     add_data_option,
     add_execution_options,
+    add_task_option,
     check_suffix,
     executor,
     fit_config,
+    load_subjects,
     positive_int,
     report_failures,
     run,
     seed_int,
+    subject_arg,
 )
 from ibo_pymc.errors import InputError
 
@@ -56,12 +58,13 @@ def build_parser() -> ArgumentParser:
                    help="compare families of models instead, e.g. 'UCB=m1,m2;PI=m3,m4' (every model in one family)")
 
     r = sub.add_parser("run", help="fit the cohort (or reuse saved fits), then BMS of models and families")
+    add_task_option(r, supported=("hotspot",))
     add_data_option(r)
     r.add_argument("--out", metavar="DIR", required=True, help="folder of the tables and the figure")
     r.add_argument("--fits", metavar="DIR", default=None,
                    help="folder of saved fits subject-NN-MODEL.nc, reused when they match, written when missing "
                    "(default OUT/fits)")
-    r.add_argument("--subject", type=_subjects, default="all",
+    r.add_argument("--subject", type=subject_arg, default="all",
                    help="'all' (default) or subject numbers separated by commas")
     r.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain for new fits (default 1000)")
     r.add_argument("--tune", type=positive_int, default=1000, help="tuning iterations per chain for new fits (default 1000)")
@@ -70,12 +73,13 @@ def build_parser() -> ArgumentParser:
     add_execution_options(r)
 
     h = sub.add_parser("hierarchical", help="the hierarchical ũ± model of the cohort: population quantities, shrinkage")
+    add_task_option(h, supported=("hotspot",))
     add_data_option(h)
     h.add_argument("--out", metavar="DIR", required=True, help="folder of the tables, the figure and hierarchical.nc")
     h.add_argument("--fits", metavar="DIR", default=None,
                    help="folder of saved fits subject-NN-tau_pm.nc (reused when they match, written when missing; "
                    "default OUT/fits)")
-    h.add_argument("--subject", type=_subjects, default="all", help="'all' (default) or subject numbers separated by commas")
+    h.add_argument("--subject", type=subject_arg, default="all", help="'all' (default) or subject numbers separated by commas")
     h.add_argument("--split", metavar="FILE", default=None,
                    help="also fit the training rounds of this split (subject,session_id,set) alone and hierarchically, "
                    "and compare the held-out lppd of the test rounds (heldout.csv)")
@@ -95,18 +99,6 @@ def build_parser() -> ArgumentParser:
         q.add_argument("--samples", type=positive_int, default=1_000_000, help="draws for --exceedance sampling (default 1e6)")
         q.add_argument("--seed", type=seed_int, default=0, help="random seed of new fits and of --exceedance sampling (default 0)")
     return p
-
-
-def _subjects(text: str):
-    if text == "all":
-        return "all"
-    try:
-        out = [int(t) for t in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected 'all' or subject numbers separated by commas, got {text!r}") from None
-    if not out or min(out) < 1:
-        raise argparse.ArgumentTypeError(f"expected subject numbers >= 1, got {text!r}")
-    return sorted(set(out))
 
 
 def parse_families(spec: str) -> dict[str, list[str]]:
@@ -172,20 +164,6 @@ def _out_and_fits(args) -> tuple[Path, Path]:
     return out, Path(args.fits) if args.fits else out / "fits"
 
 
-def _cohort_subjects(args):
-    """The data of ``--data`` and the subjects ``--subject`` names ('all', or numbers that must be in it)."""
-    from ibo_pymc.cli._common import load_subjects
-
-    wanted, args.subject = args.subject, "all"
-    data, every = load_subjects(args)
-    if wanted == "all":
-        return data, every
-    bad = [s for s in wanted if s not in every]
-    if bad:
-        raise InputError(f"--subject {bad[0]}: expected subject numbers in 1..{max(every)}", field="--subject")
-    return data, wanted
-
-
 def _cmd_run(args) -> int:
     from ibo_pymc.tasks.hotspot.population.workflow import (
         FILES,
@@ -194,7 +172,7 @@ def _cmd_run(args) -> int:
     )
 
     out, fits = _out_and_fits(args)
-    data, subjects = _cohort_subjects(args)
+    data, subjects = load_subjects(args)
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     with executor(args) as ex:
         if log:
@@ -230,7 +208,7 @@ def _cmd_hierarchical(args) -> int:
 
     out, fits_dir = _out_and_fits(args)
     fits_dir = fits_dir.resolve()
-    data, subjects = _cohort_subjects(args)
+    data, subjects = load_subjects(args)
     if len(subjects) < 2:
         raise InputError("a hierarchical model needs at least two subjects", field="--subject")
     split = load_split(args.split, data) if args.split else None

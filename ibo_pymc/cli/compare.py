@@ -22,7 +22,6 @@ from ibo_pymc.cli._common import (
     run,
     subject_arg,
 )
-from ibo_pymc.errors import InputError
 from ibo_pymc.tasks.hotspot.data import load_split, random_split
 
 
@@ -35,26 +34,30 @@ def build_parser() -> ArgumentParser:
     )
     add_task_option(p)
     p.add_argument("--subject", type=subject_arg, required=True,
-                   help="subject number (hotspot: 1..28; gridsearch: the participant's id) or 'all'")
-    p.add_argument("--context", choices=("spatial", "conceptual"), default="spatial",
-                   help="gridsearch: which version of the task (default spatial); the GP is compared with the "
+                   help="subject number (hotspot: 1..28; gridsearch: the participant's id), numbers separated by "
+                   "commas, or 'all'")
+    p.task_option("--context", tasks={"gridsearch": "spatial"}, choices=("spatial", "conceptual"),
+                  help="gridsearch: which version of the task (default spatial); the GP is compared with the "
                    "Bayesian mean tracker by PSIS-LOO over rounds, families marginalised")
     add_data_option(p)
-    p.add_argument("--split", metavar="FILE", default=None,
-                   help="split file (subject,session_id,set) for the held-out column; default: a seeded random 80/20 split")
-    p.add_argument("--no-holdout", action="store_true", help="skip the held-out fits (holdout_lppd left empty)")
-    p.add_argument("--no-refit", action="store_true",
-                   help="stop after PSIS and moment matching: do not refit the rounds whose Pareto k still exceeds 0.7 "
+    p.task_option("--split", tasks={"hotspot": None}, metavar="FILE",
+                  help="hotspot: split file (subject,session_id,set) for the held-out column; default: a seeded random "
+                  "80/20 split")
+    p.task_option("--no-holdout", tasks={"hotspot": False}, action="store_true",
+                  help="hotspot: skip the held-out fits (holdout_lppd left empty)")
+    p.task_option("--no-refit", tasks={"hotspot": False}, action="store_true",
+                  help="hotspot: stop after PSIS and moment matching: do not refit the rounds whose Pareto k still exceeds 0.7 "
                         "(faster, less reliable)")
     p.add_argument("--csv", metavar="FILE", default=None, help="write the rows here")
-    p.add_argument("--plot", metavar="FILE", default=None, help="also draw the LOO differences (.png or .pdf)")
+    p.task_option("--plot", tasks={"hotspot": None}, metavar="FILE",
+                  help="hotspot: also draw the LOO differences (.png or .pdf)")
     add_fit_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     add_execution_options(p)
     return p
 
 
-def _gridsearch(args, argv) -> int:
+def _gridsearch(args) -> int:
     from pathlib import Path
 
     from ibo_pymc.execution import Job, run_jobs
@@ -63,16 +66,11 @@ def _gridsearch(args, argv) -> int:
     from ibo_pymc.tasks.gridsearch.compare import COMPARE_COLUMNS, compare_surrogates
     from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
 
-    if args.split or args.plot:
-        raise InputError("--split and --plot apply to the hotspot task; the grid task compares by PSIS-LOO over rounds",
-                         field="--split" if args.split else "--plot")
     table = grid_data.load(args.data, progress=not args.quiet)
     subjects = grid_subjects(table, args.subject)
     folder = Path(args.fits).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    # the grid task's own tuning default (500) unless --tune was given
-    tune = args.tune if any(a == "--tune" or a.startswith("--tune=") for a in argv) else GridSearchConfig().tune
-    cfg = GridSearchConfig(draws=args.draws, tune=tune, chains=args.chains, seed=args.seed)
+    cfg = GridSearchConfig(draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed)
     tasks = [Job(f"participant {s}, {args.context}", compare_surrogates,
                   (grid_data.grid_rounds(table, s, args.context), cfg, str(folder))) for s in subjects]
     with executor(args) as ex:
@@ -111,7 +109,7 @@ def _main(argv: Sequence[str] | None) -> int:
     check_suffix(args.csv, "--csv", (".csv",))
     check_suffix(args.plot, "--plot", (".png", ".pdf"))
     if args.task == "gridsearch":
-        return _gridsearch(args, list(argv if argv is not None else sys.argv[1:]))
+        return _gridsearch(args)
     data, subjects = load_subjects(args)
     split = None
     if not args.no_holdout:

@@ -10,6 +10,7 @@ from ibo_pymc.cli._common import (
     add_data_option,
     add_execution_options,
     add_fit_options,
+    add_task_option,
     check_suffix,
     executor,
     fit_config,
@@ -26,7 +27,10 @@ def build_parser() -> ArgumentParser:
         description="Draw a subject's moves (delta_r1, theta2) with the 95%% prediction region of theta2 and the "
         "95%% credible band of the acquisition curve (paper Figs 7-8); --subject all draws the grid of Fig 12.",
     )
-    p.add_argument("--subject", type=subject_arg, required=True, help="subject number (1..28) or 'all'")
+    add_task_option(p, supported=("hotspot",))
+    p.add_argument("--subject", type=subject_arg, required=True,
+                   help="subject number (1..28): its moves and regions; numbers separated by commas or 'all': the "
+                   "cohort grid")
     p.add_argument("--model", choices=("u", "tau", "tau_pm"), default="tau_pm", help="u, tau (ũ) or tau_pm (ũ±; default)")
     p.add_argument("--out", metavar="FILE", required=True, help="figure file, .png or .pdf")
     add_data_option(p)
@@ -56,7 +60,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if report_failures(res.failures, "ibo-plot"):
         return 1
     fits = {j.obs.subject: IBOModel.load(p).idata for j, p in zip(res.jobs, res.paths)}
-    fig = plot_cohort(fits, seed=args.seed) if args.subject == "all" else plot_fit(fits[args.subject], seed=args.seed)
+    fig = plot_fit(fits[subjects[0]], seed=args.seed) if len(subjects) == 1 else plot_cohort(fits, seed=args.seed)
     save_figure(fig, args.out)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0

@@ -15,15 +15,15 @@ from ibo_pymc.cli._common import (
     add_task_option,
     executor,
     grid_subjects,
+    load_subjects,
     run,
     seed_int,
-    subject_list,
+    subject_arg,
 )
 from ibo_pymc.errors import InputError
 from ibo_pymc.io import write_csv
 from ibo_pymc.tasks.hotspot.data import load_split, random_split
 from ibo_pymc.tasks.hotspot.data.splits import split_frame
-from ibo_pymc.tasks.hotspot.datasets import load_data
 from ibo_pymc.tasks.hotspot.paper_grid.engine import PaperGridConfig
 from ibo_pymc.tasks.hotspot.paper_grid.reproduce import reproduce
 
@@ -38,11 +38,12 @@ def build_parser() -> ArgumentParser:
     )
     add_task_option(p)
     add_data_option(p)
-    p.add_argument("--subject", type=subject_list, default=None, metavar="N,N,...",
-                   help="gridsearch: participants (the study's id) to fit; default all")
-    p.add_argument("--split", metavar="FILE", default=None,
-                   help="split file (subject,session_id,set); default: a seeded random 80/20 split")
-    p.add_argument("--seed", type=seed_int, default=0, help="seed of the random split (when no --split is given)")
+    p.add_argument("--subject", type=subject_arg, default="all", metavar="N,N,...|all",
+                   help="the subjects (participants: the study's id) to fit, numbers separated by commas; default all")
+    p.task_option("--split", tasks={"hotspot": None}, metavar="FILE",
+                  help="hotspot: split file (subject,session_id,set); default: a seeded random 80/20 split")
+    p.task_option("--seed", tasks={"hotspot": 0}, type=seed_int,
+                  help="hotspot: seed of the random split (when no --split is given; default 0)")
     p.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default: ./ibo-results)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     add_execution_options(p)
@@ -81,12 +82,10 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.task == "gridsearch":
         return _gridsearch(args)
-    if args.subject is not None:
-        raise InputError("--subject applies to --task gridsearch only (the hotspot reproduction fits every subject)", field="--subject")
-    data = load_data(args.data)
+    data, subjects = load_subjects(args)
     split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
     with executor(args) as ex:
-        res = reproduce(data, split, config=PaperGridConfig(), executor=ex)
+        res = reproduce(data, split, config=PaperGridConfig(), subjects=subjects, executor=ex)
     out = Path(args.out)
     write_csv(res.fits, out / "fits.csv", float_format="%.6g")
     write_csv(res.table1, out / "table1.csv", float_format="%.2f")

@@ -14,6 +14,7 @@ from ibo_pymc.cli._common import (
     add_data_option,
     add_execution_options,
     add_task_option,
+    add_tune_option,
     check_suffix,
     executor,
     grid_subjects,
@@ -37,15 +38,16 @@ def build_parser() -> ArgumentParser:
     )
     add_task_option(p)
     p.add_argument("--subject", type=subject_arg, required=True,
-                   help="subject number (hotspot: 1..28; gridsearch: the participant's id) or 'all'")
-    p.add_argument("--context", choices=("spatial", "conceptual"), default="spatial",
-                   help="gridsearch: which version of the task (default spatial)")
-    p.add_argument("--surrogate", choices=("GP", "BMT"), default="GP",
-                   help="gridsearch: the surrogate, GP (RBF kernel; default) or BMT (Bayesian mean tracker)")
-    p.add_argument("--model", choices=("u", "tau", "tau_pm"), default="tau_pm", help="u, tau (ũ) or tau_pm (ũ±; default)")
+                   help="subject number (hotspot: 1..28; gridsearch: the participant's id), numbers separated by "
+                   "commas, or 'all'")
+    p.task_option("--context", tasks={"gridsearch": "spatial"}, choices=("spatial", "conceptual"),
+                  help="gridsearch: which version of the task (default spatial)")
+    p.task_option("--surrogate", tasks={"gridsearch": "GP"}, choices=("GP", "BMT"),
+                  help="gridsearch: the surrogate, GP (RBF kernel; default) or BMT (Bayesian mean tracker)")
+    p.task_option("--model", tasks={"hotspot": "tau_pm"}, choices=("u", "tau", "tau_pm"),
+                  help="hotspot: u, tau (ũ) or tau_pm (ũ±; default)")
     p.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain (default 1000)")
-    p.add_argument("--tune", type=positive_int, default=None,
-                   help="tuning iterations per chain (default 1000; gridsearch 500)")
+    add_tune_option(p)
     p.add_argument("--chains", type=positive_int, default=4, help="chains (default 4)")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0); same seed, same draws")
     p.add_argument("--sampler", choices=("nutpie", "pymc"), default="nutpie", help="NUTS implementation (default nutpie)")
@@ -118,10 +120,10 @@ def _gridsearch(args) -> int:
 
     table = grid_data.load(args.data, progress=not args.quiet)
     subjects = grid_subjects(table, args.subject)
-    cfg = grid_model.GridSearchConfig(surrogate=args.surrogate, draws=args.draws, tune=args.tune or 500, chains=args.chains,
+    cfg = grid_model.GridSearchConfig(surrogate=args.surrogate, draws=args.draws, tune=args.tune, chains=args.chains,
                                    seed=args.seed, sampler=args.sampler)
     name = lambda s: grid_model.fit_file_name(s, args.context, args.surrogate)  # noqa: E731
-    many = args.subject == "all"
+    many = len(subjects) > 1 or args.subject == "all"
     if many:
         out_dir = Path(args.out or DEFAULT_DIR)
         if out_dir.exists() and not out_dir.is_dir():
@@ -180,10 +182,8 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.task == "gridsearch":
         return _gridsearch(args)
-    if args.tune is None:
-        args.tune = 1000
     data, subjects = load_subjects(args)
-    many = args.subject == "all"
+    many = len(subjects) > 1 or args.subject == "all"
     cfg = FitConfig(model=args.model, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed, sampler=args.sampler)
     if not many and args.scheduler is None:
         # one subject: fit here, with the sampler's progress bar and every chain on its own core

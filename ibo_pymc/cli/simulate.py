@@ -14,6 +14,7 @@ from ibo_pymc.cli._common import (
     ArgumentParser,
     add_data_option,
     add_execution_options,
+    add_task_option,
     check_suffix,
     executor,
     positive_int,
@@ -50,6 +51,8 @@ def build_parser() -> ArgumentParser:
     d.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: the per-user cache folder that --data demo reads)")
 
+    for q in (c, *[sub.choices[n] for n in ("table3", "table4")], s, d):
+        add_task_option(q, supported=("hotspot",))
     for q in (c, *[sub.choices[n] for n in ("table3", "table4")], s):
         q.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0)")
         q.add_argument("--quiet", action="store_true", help="no progress output")

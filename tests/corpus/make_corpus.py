@@ -292,8 +292,11 @@ CASES = {
                                     "choices.csv: field 'trial'"),
     "choices-unknown-subject": table_case("choices.csv", GOOD_CHOICES, [*CHOICES, "--subject", "8"],
                                           "participant 8 is not in the data", "field '--subject'"),
-    "choices-subject-with-hotspot": raw_case(None, "--task gridsearch only", "field '--subject'",
-                                             command=["ibo-reproduce", "--data", "{valid}", "--subject", "1", "--out", "{out}"]),
+    "reproduce-subject-not-in-data": raw_case(None, "--subject 9", "1..2",
+                                              command=["ibo-reproduce", "--data", "{valid}", "--subject", "1,9",
+                                                       "--out", "{out}"]),
+    "context-with-hotspot": raw_case(None, "applies to --task gridsearch", "--context",
+                                     command=[*SAMPLE, "--subject", "1", "--context", "spatial"]),
     # --- command-line options -----------------------------------------------------------
     "unknown-model": raw_case(None, "--model", "invalid choice", command=[*SAMPLE, "--subject", "1", "--model", "v"]),
     "subject-out-of-range": raw_case(None, "--subject 29", "1..2", command=[*SAMPLE, "--subject", "29"]),

@@ -1,0 +1,93 @@
+"""Every command takes ``--task``; an option that only another task has is a usage error (exit 2, one line),
+never silently ignored; a task-dependent default is the chosen task's; ``--subject`` takes the same forms
+everywhere (a number, numbers separated by commas, ``all``)."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+COMMANDS = {"ibo-sample": "sample", "ibo-compare": "compare", "ibo-reproduce": "reproduce", "ibo-plot": "plot",
+            "ibo-cohort": "cohort", "ibo-simulate": "simulate", "ibo-data": "data"}
+
+
+def _parser(prog):
+    return importlib.import_module(f"ibo_pymc.cli.{COMMANDS[prog]}").build_parser()
+
+
+def _refused(prog, argv, capsys) -> str:
+    with pytest.raises(SystemExit) as exc:
+        _parser(prog).parse_args(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize("prog, argv, option", [
+    ("ibo-sample", ["--task", "gridsearch", "--subject", "4", "--model", "tau"], "--model"),
+    ("ibo-sample", ["--subject", "28", "--context", "conceptual"], "--context"),
+    ("ibo-sample", ["--subject", "28", "--surrogate", "BMT"], "--surrogate"),
+    ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--split", "s.csv"], "--split"),
+    ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--no-refit"], "--no-refit"),
+    ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--plot", "p.png"], "--plot"),
+    ("ibo-compare", ["--subject", "5", "--context", "spatial"], "--context"),
+    ("ibo-reproduce", ["--task", "gridsearch", "--split", "s.csv"], "--split"),
+    ("ibo-reproduce", ["--task", "gridsearch", "--seed", "3"], "--seed"),
+])
+def test_another_tasks_option_is_a_usage_error(prog, argv, option, capsys):
+    err = _refused(prog, argv, capsys)
+    task = argv[argv.index("--task") + 1] if "--task" in argv else "hotspot"
+    assert f"{option} applies to --task" in err and f"not to --task {task}" in err
+
+
+@pytest.mark.parametrize("prog, argv", [
+    ("ibo-plot", ["--task", "gridsearch", "--subject", "4", "--out", "x.png"]),
+    ("ibo-cohort", ["run", "--task", "gridsearch", "--out", "x"]),
+    ("ibo-cohort", ["hierarchical", "--task", "gridsearch", "--out", "x"]),
+    ("ibo-simulate", ["sbc", "--task", "gridsearch"]),
+])
+def test_a_task_a_command_does_not_do_yet_is_refused(prog, argv, capsys):
+    assert "--task gridsearch is not available in" in _refused(prog, argv, capsys)
+
+
+@pytest.mark.parametrize("prog, argv", [
+    ("ibo-sample", ["--subject", "28"]), ("ibo-compare", ["--subject", "28"]), ("ibo-reproduce", []),
+    ("ibo-plot", ["--subject", "28", "--out", "x.png"]), ("ibo-cohort", ["run", "--out", "x"]),
+    ("ibo-simulate", ["sbc"]), ("ibo-data", ["summary"]),
+])
+def test_every_command_takes_task(prog, argv):
+    for task in ("hotspot",) + (("gridsearch",) if prog in ("ibo-sample", "ibo-compare", "ibo-reproduce", "ibo-data")
+                                else ()):
+        head, tail = (argv[:1], argv[1:]) if prog in ("ibo-cohort", "ibo-simulate", "ibo-data") else ([], argv)
+        assert _parser(prog).parse_args([*head, "--task", task, *tail]).task == task
+
+
+@pytest.mark.parametrize("prog", ["ibo-sample", "ibo-compare"])
+def test_task_defaults_follow_the_task(prog):
+    hot = _parser(prog).parse_args(["--subject", "28"])
+    grid = _parser(prog).parse_args(["--task", "gridsearch", "--subject", "4"])
+    assert (hot.tune, grid.tune) == (1000, 500)
+    assert (hot.context, grid.context) == (None, "spatial")
+    assert _parser(prog).parse_args(["--task", "gridsearch", "--subject", "4", "--tune", "77"]).tune == 77
+    if prog == "ibo-sample":
+        assert (hot.model, grid.model) == ("tau_pm", None) and (hot.surrogate, grid.surrogate) == (None, "GP")
+
+
+@pytest.mark.parametrize("prog, head, tail", [
+    ("ibo-sample", [], []), ("ibo-compare", [], []), ("ibo-reproduce", [], []),
+    ("ibo-plot", [], ["--out", "x.png"]), ("ibo-cohort", ["run"], ["--out", "x"]),
+    ("ibo-cohort", ["hierarchical"], ["--out", "x"]),
+])
+def test_subject_forms_are_the_same_everywhere(prog, head, tail, capsys):
+    def subject(text):
+        return _parser(prog).parse_args([*head, "--subject", text, *tail]).subject
+
+    assert subject("28") == [28]
+    assert subject("28,5,28") == [5, 28]
+    assert subject("all") == "all"
+    for bad in ("0", "x", "5,,-1", ""):
+        with pytest.raises(SystemExit) as exc:
+            subject(bad)
+        assert exc.value.code == 2
+    capsys.readouterr()
