@@ -135,11 +135,12 @@ pd.concat({c: summary(f) for c, f in fits.items()}).round(3)
 import arviz as az
 
 fig, axes = plt.subplots(1, 3, figsize=(11, 3))
-for ax, name in zip(axes, ["lambda", "beta_given_UCB", "tau"]):
+for ax, name in zip(axes, ["lambda", "beta", "tau"]):
     for c, f in fits.items():
-        az.plot_kde(f.posterior[name].values.ravel(), ax=ax, label=c,
-                    plot_kwargs={"color": "C0" if c == "spatial" else "C1"})
-    ax.set_title(name.replace("_given_UCB", " | UCB"))
+        # beta: UCB's conditional posterior (the only family with one); lambda and tau family-marginalised
+        draws = f["conditional_posterior"]["beta"] if name == "beta" else f.posterior[name]
+        az.plot_kde(draws.values.ravel(), ax=ax, label=c, plot_kwargs={"color": "C0" if c == "spatial" else "C1"})
+    ax.set_title("beta | UCB" if name == "beta" else name)
 axes[0].legend()
 plt.tight_layout()
 plt.show()

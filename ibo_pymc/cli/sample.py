@@ -147,7 +147,7 @@ def _gridsearch(args) -> int:
                   + ", ".join(f"{f} {p:.3f}" for f, p in grid_model.family_probabilities(idata).items()))
             with pd.option_context("display.width", 140):
                 print(grid_model.summary(idata).to_string(float_format=lambda v: f"{v:.3f}"))
-            h = grid_model._headline(conv)
+            h = grid_model.headline(conv)
             print(f"R-hat max {h['r_hat_max']:.3f}, bulk ESS min {h['ess_bulk_min']:.0f}, tail ESS min "
                   f"{h['ess_tail_min']:.0f}, divergences {h['divergences']} (families with probability >= "
                   f"{cfg.relevance})")
@@ -176,8 +176,8 @@ def _gridsearch(args) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from ibo_pymc.engine.results import family_probability
     from ibo_pymc.tasks.hotspot.model.fit import FitConfig, IBOModel, failing_quantities
-    from ibo_pymc.tasks.hotspot.model.results import family_probability
 
     args = build_parser().parse_args(argv)
     if args.task == "gridsearch":

@@ -1,11 +1,21 @@
 """The inference engine every task shares.
 
-* :mod:`.bridge` -- bridge sampling of a conditional posterior's normalising constant (a family's evidence)
+* :mod:`.model` -- :class:`~.model.IBOModelBase`, the model class a task derives its model from (fit, family
+  probabilities, summary, diagnostics, LOO, plot, save and load are written there once)
+* :mod:`.config` -- the engine's settings, one set of names for every task
+* :mod:`.density` -- a family's log-density on the unconstrained scale; the adapters to nutpie (a compiled C
+  callback, or a Python one) and to PyMC (a PyTensor Op)
+* :mod:`.priors` -- priors with their maps to the real line
+* :mod:`.fitting` -- the family-by-family fit: screening, NUTS, thinning, bridge-sampled evidences
+* :mod:`.bridge` -- bridge sampling of a conditional posterior's normalising constant
 * :mod:`.strata` -- where to split a component whose conditional posterior has separated modes
-* :mod:`.mixing` -- normalising log weights; exact shares of a fixed number of draws
-* :mod:`.samplers` -- what the tasks' NUTS back ends share
+* :mod:`.assembly` -- the marginal posterior from the families' conditional ones, as InferenceData
+* :mod:`.schema` -- the fit schema and the one reader of older files; :mod:`.results` reads a fit's
+  evidences and probabilities
+* :mod:`.mixing`, :mod:`.samplers` -- small numerics and sampler helpers
 
-The per-family fitting loop (sampling, screening, strata, thinning, assembly)
-still exists once per task (:mod:`ibo_pymc.tasks.hotspot.model.fit`,
-:mod:`ibo_pymc.tasks.gridsearch.model`); it moves here as it is made generic.
+The grid-search task's model is an :class:`~.model.IBOModelBase`. The hotspot task still fits with its own
+loop (:mod:`ibo_pymc.tasks.hotspot.model.fit`: all families side by side in one NUTS run, strata), which
+shares the bridge sampling, strata, nutpie adapter, priors and results readers here; it moves onto the base
+class next.
 """

@@ -15,12 +15,13 @@ A task provides (:class:`Task`):
 * **reproduction**: ``reproduce(dataset, ...)``, the published protocol of the
   study the task comes from.
 
-What every task shares lives outside :mod:`ibo_pymc.tasks`: bridge sampling of
-the families' evidences (:mod:`ibo_pymc.tasks.hotspot.model.evidence`), the execution layer
-that runs loops over subjects on any executor (:mod:`ibo_pymc.execution`), the
-pinned-file fetching (:mod:`ibo_pymc.data.fetch`), atomic output
-(:mod:`ibo_pymc.io`), ArviZ's LOO, and the command-line tools, whose
-``--task`` picks the task.
+What every task shares lives outside :mod:`ibo_pymc.tasks`: the inference
+engine (:mod:`ibo_pymc.engine`: the model base class a task's model derives
+from, the family-by-family fit, bridge sampling, the fit schema), the execution
+layer that runs loops over subjects on any executor (:mod:`ibo_pymc.execution`),
+pinned-file fetching and tidy tables (:mod:`ibo_pymc.data`), atomic output
+(:mod:`ibo_pymc.io`), random-effects BMS (:mod:`ibo_pymc.population`), and the
+command-line tools, whose ``--task`` picks the task.
 """
 
 from __future__ import annotations

@@ -52,15 +52,8 @@ def predictive_loglik(idata, gr: GridRounds) -> np.ndarray:
 
 
 def family_draws(idata) -> np.ndarray:
-    """The family index of every marginal draw (flattened over chains); recovered from the conditional draws
-    for fits saved without ``family_draw``."""
-    post = idata.posterior
-    if "family_draw" in post:
-        return post["family_draw"].values.ravel()
-    name = "lambda" if "lambda" in post else "error_variance"
-    marg = post[name].values.ravel()
-    given = post[f"{name}_given_family"].values.reshape(-1, post.sizes["family"])
-    return np.argmax(given == marg[:, None], axis=1)
+    """The family index of every marginal draw (flattened over chains)."""
+    return idata.posterior["family_draw"].values.ravel()
 
 
 def lppd(ll: np.ndarray) -> np.ndarray:

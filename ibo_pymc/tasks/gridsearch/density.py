@@ -9,7 +9,7 @@ gradient in ``x``. It serves
 * :class:`GridLogLik`, the PyTensor Op of the PyMC model (per-round
   log-likelihood with its analytic gradient; :mod:`.model` builds on it),
 * :func:`compile_nutpie`, nutpie's compiled model from a cached C callback (no
-  per-process compilation: the callback is compiled once per machine),
+  per-process compilation: the callback is compiled once per machine) through the engine's adapter,
 * :func:`log_density`, the same density at many points (bridge sampling).
 
 Data buffer (float64): header ``[R, T, family, surrogate, n_dim, m_0, s_0, m_1, s_1, m_2, s_2]``
@@ -27,6 +27,13 @@ from pytensor.gradient import grad_not_implemented
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
+from ibo_pymc.engine.density import (
+    EXPAND_SIGNATURE,
+    LOGP_SIGNATURE,
+    Density,
+    compiled_nutpie_model,
+    finish,
+)
 from ibo_pymc.tasks.gridsearch.choice import _loglik_kernel, family_code
 from ibo_pymc.tasks.gridsearch.surrogate import (
     BMT_PRIOR_VAR,
@@ -162,19 +169,13 @@ def log_density_grad(buf: np.ndarray, x) -> tuple[float, np.ndarray]:
 
 # ---------------------------------------------------------------- nutpie: a cached C callback
 
-_LOGP_SIG = numba.types.int64(numba.types.uint64, numba.types.CPointer(numba.types.double),
-                              numba.types.CPointer(numba.types.double), numba.types.CPointer(numba.types.double),
-                              numba.types.voidptr)
-_EXPAND_SIG = numba.types.int64(numba.types.uint64, numba.types.uint64, numba.types.CPointer(numba.types.double),
-                                numba.types.CPointer(numba.types.double), numba.types.voidptr)
-
 
 @numba.njit(cache=True)
 def _buffer_size(head):
     return _H + 2 * int(head[0]) * int(head[1])
 
 
-@numba.cfunc(_LOGP_SIG, cache=True, error_model="numpy")
+@numba.cfunc(LOGP_SIGNATURE, cache=True, error_model="numpy")
 def _logp_cfunc(dim, x_, out_, logp_, user_data_):
     head = numba.carray(user_data_, (_H,), np.float64)
     if dim != int(head[4]):
@@ -184,17 +185,10 @@ def _logp_cfunc(dim, x_, out_, logp_, user_data_):
     out = numba.carray(out_, (dim,))
     logp = numba.carray(logp_, (1,))
     choices, y = _unpack(buf)
-    val = _density_at(x, buf, choices, y, out, True)
-    logp[0] = val
-    if not np.isfinite(val):
-        return 4
-    for i in range(dim):
-        if not np.isfinite(out[i]):
-            return 3
-    return 0
+    return finish(_density_at(x, buf, choices, y, out, True), out, logp)
 
 
-@numba.cfunc(_EXPAND_SIG, cache=True, error_model="numpy")
+@numba.cfunc(EXPAND_SIGNATURE, cache=True, error_model="numpy")
 def _expand_cfunc(dim, expanded, x_, out_, user_data_):
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (expanded,))
@@ -204,17 +198,25 @@ def _expand_cfunc(dim, expanded, x_, out_, user_data_):
 
 
 def compile_nutpie(buf: np.ndarray, names: list[str], initial_point):
-    """nutpie's compiled-model object of one family's conditional posterior (draws on the log scale)."""
-    from nutpie.compile_pymc import CompiledPyMCModel
+    """nutpie's compiled model of one family's conditional posterior (draws on the log scale)."""
+    return compiled_nutpie_model(_logp_cfunc, _expand_cfunc, buf, names, [()] * len(names), initial_point)
 
-    n_dim = int(buf[4])
-    return CompiledPyMCModel(
-        _n_dim=n_dim, dims={}, _coords={}, _shapes={n: () for n in names},
-        compiled_logp_func=_logp_cfunc, compiled_expand_func=_expand_cfunc,
-        initial_point_func=initial_point, shared_data={}, user_data=buf, n_expanded=n_dim,
-        shape_info=(list(names), [slice(i, i + 1) for i in range(n_dim)], [() for _ in range(n_dim)]),
-        logp_func=None, expand_func=None,
-    )
+
+class GridDensity(Density):
+    """One family's density (:mod:`ibo_pymc.engine.density`): the fused kernel over its data buffer."""
+
+    def __init__(self, buf: np.ndarray, names):
+        self.buf = buf
+        self.names = tuple(names)
+
+    def value(self, z):
+        return log_density(self.buf, z)
+
+    def value_and_grad(self, x):
+        return log_density_grad(self.buf, x)
+
+    def nutpie_model(self, initial_point):
+        return compile_nutpie(self.buf, list(self.names), initial_point)
 
 
 # ---------------------------------------------------------------- PyTensor Op

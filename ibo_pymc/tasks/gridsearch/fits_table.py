@@ -25,20 +25,22 @@ def summary_row(idata, hdi_prob: float = HDI_PROB) -> dict:
 
     from ibo_pymc.tasks.gridsearch.compare import loo_by_round
     from ibo_pymc.tasks.gridsearch.model import (
-        _headline,
         convergence,
         family_probabilities,
+        headline,
     )
 
     post = idata.posterior
     a = post.attrs
     row = {"participant": int(a["subject"]), "context": a["context"], "surrogate": a["surrogate"]}
-    for name in ("lambda", "error_variance", "tau", "beta_given_UCB"):
-        if name not in post:
+    for name in ("lambda", "error_variance", "tau", "beta"):
+        # beta: UCB's conditional posterior (the only family with one); the others family-marginalised
+        da = idata["conditional_posterior"]["beta"] if name == "beta" else post.get(name)
+        if da is None:
             continue
-        v = post[name].values.ravel()
+        v = da.values.ravel()
         lo, hi = az.hdi(v, hdi_prob=hdi_prob)
-        key = "beta" if name == "beta_given_UCB" else name
+        key = name
         row.update({f"{key}_mean": float(v.mean()), f"{key}_median": float(np.median(v)), f"{key}_lo": float(lo), f"{key}_hi": float(hi)})
     row.update({f"p_{f}": float(p) for f, p in family_probabilities(idata).items()})
     with warnings.catch_warnings():
@@ -46,7 +48,7 @@ def summary_row(idata, hdi_prob: float = HDI_PROB) -> dict:
         loo = loo_by_round(idata)
     row.update({"elpd_loo": float(loo.elpd_loo), "elpd_loo_se": float(loo.se), "p_loo": float(loo.p_loo),
                 "pareto_k_max": float(np.max(loo.pareto_k.values))})
-    row.update(_headline(convergence(idata)))
+    row.update(headline(convergence(idata)))
     return row
 
 

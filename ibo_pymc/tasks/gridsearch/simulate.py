@@ -95,15 +95,14 @@ def recovery_row(truth: GridTruth, gr: GridRounds, idata, prob: float = 0.9) -> 
 
     from ibo_pymc.tasks.gridsearch.model import family_probabilities
 
-    post = idata.posterior
+    cond = idata["conditional_posterior"]
     theta = THETA_NAME[truth.surrogate]  # lambda (GP) or error_variance (BMT)
     probs = family_probabilities(idata)
     row = {"subject": gr.subject, "family": truth.family, theta: truth.theta, "beta": truth.beta, "tau": truth.tau,
            "p_true_family": float(probs[truth.family]), "map_family": str(probs.idxmax())}
-    k = list(probs.index).index(truth.family)
-    names = [(theta, post[f"{theta}_given_family"].isel(family=k)), ("tau", post["tau_given_family"].isel(family=k))]
+    names = [(theta, cond[theta].sel(component=truth.family)), ("tau", cond["tau"].sel(component=truth.family))]
     if truth.family in HAS_BETA:
-        names.append(("beta", post["beta_given_UCB"]))
+        names.append(("beta", cond["beta"]))
     for n, da in names:
         v = da.values.ravel()
         lo, hi = az.hdi(v, hdi_prob=prob)

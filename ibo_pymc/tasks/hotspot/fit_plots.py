@@ -17,7 +17,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ibo_pymc.tasks.hotspot.model.results import family_probability
+from ibo_pymc.engine.results import family_probability
 from ibo_pymc.tasks.hotspot.plots import FAMILY_COLOURS
 from ibo_pymc.tasks.hotspot.regions import Regions, regions
 

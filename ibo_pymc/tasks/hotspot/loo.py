@@ -37,9 +37,9 @@ import numpy as np
 import xarray as xr
 from scipy.special import logsumexp
 
+from ibo_pymc.engine.results import component_table
 from ibo_pymc.tasks.hotspot.forward.variants import log_density_unconstrained
-from ibo_pymc.tasks.hotspot.model.builder import Component
-from ibo_pymc.tasks.hotspot.model.results import component_table, components
+from ibo_pymc.tasks.hotspot.model.builder import Component, components
 
 #: Pareto k above which a PSIS estimate is not trusted (Vehtari et al. 2024).
 K_THRESHOLD = 0.7

@@ -21,7 +21,7 @@ from ibo_pymc.tasks.gridsearch.simulate import (
     simulate_participant,
 )
 
-QUICK = {"draws": 500, "tune": 300, "ess": 300}
+QUICK = {"draws": 500, "tune": 300, "min_ess": 300}
 
 
 @pytest.fixture(scope="module")
@@ -50,16 +50,19 @@ def test_fit_recovers_and_converges(simulated, fitted):
 
 
 def test_inference_data_layout(fitted):
-    assert {"posterior", "log_likelihood", "sample_stats", "family_evidence", "observed_data"} <= set(fitted.groups())
-    post = fitted.posterior
-    assert post["lambda_given_family"].dims == ("chain", "draw", "family")
-    assert list(post["family"].values) == ["UCB", "EI", "PI", "mean", "variance"]
+    assert {"posterior", "conditional_posterior", "log_likelihood", "sample_stats", "component_evidence",
+            "observed_data"} <= set(fitted.groups())
+    post, cond = fitted.posterior, fitted["conditional_posterior"]
+    assert cond["lambda"].dims == ("chain", "draw", "component") and cond["beta"].dims == ("chain", "draw")
+    assert list(cond["component"].values) == ["UCB", "EI", "PI", "mean", "variance"]
+    assert post["family_draw"].attrs["labels"] == "UCB,EI,PI,mean,variance"
+    assert post.attrs["task"] == "gridsearch" and post.attrs["observed"] == "choices" and post.attrs["model"] == "GP"
     assert fitted.log_likelihood["choices"].dims == ("chain", "draw", "round")
     # the marginal draws take each family in proportion to its posterior probability (largest remainder)
     share = np.bincount(post["family_draw"].values.ravel(), minlength=5) / post["family_draw"].size
     # largest-remainder rounding per chain: each share within one draw per chain of its probability
     assert np.allclose(share, family_probabilities(fitted).to_numpy(), atol=1.0 / post.sizes["draw"] + 1e-12)
-    ev = fitted["family_evidence"]
+    ev = fitted["component_evidence"]
     assert set(ev["method"].values) <= {"bridge", "laplace"}
     # families not sampled are those far below the best (screening), never a relevant one
     far = ev["log_evidence"].values < ev["log_evidence"].values.max() - GridSearchConfig().screen
@@ -109,9 +112,8 @@ def test_recovery_other_families(truth, environments):
     idata = fit(gr, GridSearchConfig(**QUICK))
     row = recovery_row(truth, gr, idata)
     assert row["map_family"] == truth.family, row
-    k = list(idata.posterior["family"].values).index(truth.family)
     for name, true in (("lambda", truth.theta), ("tau", truth.tau)):
-        draws = idata.posterior[f"{name}_given_family"].isel(family=k).values.ravel()
+        draws = idata["conditional_posterior"][name].sel(component=truth.family).values.ravel()
         assert abs(draws.mean() - true) < 3 * draws.std(), (name, draws.mean(), draws.std(), true)
 
 
@@ -152,15 +154,15 @@ def test_compare_surrogates_reuses_saved_fits(simulated, tmp_path):
 def test_mode_search_survives_where_the_density_is_undefined(choices):
     """Participant 6, spatial, round 9 held out, PI: the unbounded search for the mode strays to tau =
     exp(-811) = 0 (a division by zero in the density); the search is redone in the priors' box."""
-    from ibo_pymc.tasks.gridsearch import density
+    from ibo_pymc.engine.fitting import find_mode
     from ibo_pymc.tasks.gridsearch.data import grid_rounds
-    from ibo_pymc.tasks.gridsearch.model import _mode
+    from ibo_pymc.tasks.gridsearch.model import GridSearchModel
 
     gr = grid_rounds(choices, 6, "spatial")
     train = gr.select([r for r in gr.rounds if r != 9])
     prior = GridSearchConfig().prior_array("PI")
-    buf = density.pack(train.choices, train.y, "GP", "PI", prior)
-    mode = _mode(buf, len(prior), prior)
-    value, grad = density.log_density_grad(buf, mode)
+    model = GridSearchModel(train)
+    mode = find_mode(model.density("PI"), model.priors("PI"))
+    value, grad = model.density("PI").value_and_grad(mode)
     assert np.isfinite(value) and np.all(np.abs(mode - prior[:, 0]) <= 10 * prior[:, 1])
     assert np.linalg.norm(grad) < 1e-2

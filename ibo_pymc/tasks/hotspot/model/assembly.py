@@ -26,7 +26,7 @@ the configuration (:class:`~ibo_pymc.tasks.hotspot.model.config.FitConfig`), its
 the thinning and the components, so that a saved file rebuilds its fit, and
 the log model evidence ``log_evidence`` = log p(theta2 | model) with the family
 marginalised, its standard error ``log_evidence_error`` and
-``log_evidence_method`` (:func:`ibo_pymc.tasks.hotspot.model.results.log_evidence`).
+``log_evidence_method`` (:func:`ibo_pymc.engine.results.log_evidence`).
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ import numpy as np
 import xarray as xr
 
 from ibo_pymc.engine.mixing import largest_remainder, logsumexp, softmax
+from ibo_pymc.engine.results import log_evidence, sum_with_error
 from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
 from ibo_pymc.tasks.hotspot.model import pointwise
 from ibo_pymc.tasks.hotspot.model.likelihood import wc_mixture_random
 from ibo_pymc.tasks.hotspot.model.parameters import internal_name
-from ibo_pymc.tasks.hotspot.model.results import log_evidence, sum_with_error
 
 #: 3: per-component evidences, probabilities and diagnostics as the group ``component_evidence``
 FORMAT = 3

@@ -33,6 +33,7 @@ delta_r1 < 0 first; :class:`SubjectData` keeps that order internally
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -274,3 +275,12 @@ def build_model(
             log_prior = np.full(F, -np.log(F))
             pm.Potential("loglik", pm.math.logsumexp(ll + log_prior))
     return m
+
+
+def components(idata) -> list:
+    """The mixture components of a fit (:class:`~ibo_pymc.tasks.hotspot.model.builder.Component`), from its
+    ``components`` attribute (the strata definitions)."""
+    return [
+        Component(d["family"], tuple(tuple(v) for v in d["limits"]), int(d["stratum"]), int(d["n_strata"]))
+        for d in json.loads(idata.posterior.attrs["components"])
+    ]

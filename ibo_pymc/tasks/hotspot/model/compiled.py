@@ -29,6 +29,12 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from ibo_pymc.engine.density import (
+    EXPAND_SIGNATURE,
+    LOGP_SIGNATURE,
+    compiled_nutpie_model,
+    finish,
+)
 from ibo_pymc.tasks.hotspot.forward.priors import PRIORS
 from ibo_pymc.tasks.hotspot.forward.variants import tau_names
 from ibo_pymc.tasks.hotspot.model.builder import SubjectData, whole_families
@@ -198,23 +204,7 @@ def _constrain(x, buf, out):
         out[j] = lo + (hi - lo) / (1.0 + math.exp(-x[j]))
 
 
-_LOGP_SIG = numba.types.int64(
-    numba.types.uint64,
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.voidptr,
-)
-_EXPAND_SIG = numba.types.int64(
-    numba.types.uint64,
-    numba.types.uint64,
-    numba.types.CPointer(numba.types.double),
-    numba.types.CPointer(numba.types.double),
-    numba.types.voidptr,
-)
-
-
-@numba.cfunc(_LOGP_SIG, cache=True, error_model="numpy")
+@numba.cfunc(LOGP_SIGNATURE, cache=True, error_model="numpy")
 def _logp_cfunc(dim, x_, out_, logp_, user_data_):
     head = numba.carray(user_data_, (_H,), np.float64)
     if dim != int(head[8]):
@@ -223,17 +213,10 @@ def _logp_cfunc(dim, x_, out_, logp_, user_data_):
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (dim,))
     logp = numba.carray(logp_, (1,))
-    val = _density(x, buf, out)
-    logp[0] = val
-    if not np.isfinite(val):
-        return 4
-    for i in range(dim):
-        if not np.isfinite(out[i]):
-            return 3
-    return 0
+    return finish(_density(x, buf, out), out, logp)
 
 
-@numba.cfunc(_EXPAND_SIG, cache=True, error_model="numpy")
+@numba.cfunc(EXPAND_SIGNATURE, cache=True, error_model="numpy")
 def _expand_cfunc(dim, expanded, x_, out_, user_data_):
     head = numba.carray(user_data_, (_H,), np.float64)
     if dim != int(head[8]) or expanded != dim:
@@ -251,42 +234,26 @@ def density(sd: SubjectData, layout: str, x, components=None) -> tuple[float, np
 
 
 def compile_model(sd: SubjectData, layout: str = "stacked", components=None):
-    """nutpie's compiled-model object for a subject, from the cached C callbacks."""
+    """nutpie's compiled-model object for a subject, from the cached C callbacks (the engine's adapter,
+    :func:`ibo_pymc.engine.density.compiled_nutpie_model`)."""
     import pandas as pd
-    from nutpie.compile_pymc import CompiledPyMCModel
 
     components = tuple(components or whole_families(sd.families))
     buf, blocks = pack(sd, layout, components)
-    n_dim = sum(b.size for b in blocks)
-    names, slices, shapes = [], [], []
-    start = 0
-    dims = {}
+    names, shapes, dims = [], [], {}
     for b in blocks:
         names.append(b.name)
-        slices.append(slice(start, start + b.size))
         # shape parameters are scalars; shared parameters get a component dim in the stacked layout
         shapes.append(() if b.code == PARAM or layout != "stacked" else (b.size,))
         if shapes[-1]:
             dims[b.name] = ("component",)
-        start += b.size
-    coords = {"component": pd.Index([c.label for c in components])}
+    n_dim = sum(b.size for b in blocks)
+    if sum(int(np.prod(s)) for s in shapes) != n_dim:  # every block is a scalar or a vector of its size
+        raise RuntimeError(f"blocks of {n_dim} coordinates laid out as shapes {shapes}")
 
     def initial_point(seed):
         rng = np.random.default_rng(seed)
         return rng.uniform(-2.0, 2.0, size=n_dim)
 
-    return CompiledPyMCModel(
-        _n_dim=n_dim,
-        dims=dims,
-        _coords=coords,
-        _shapes={n: s for n, s in zip(names, shapes)},
-        compiled_logp_func=_logp_cfunc,
-        compiled_expand_func=_expand_cfunc,
-        initial_point_func=initial_point,
-        shared_data={},
-        user_data=buf,
-        n_expanded=n_dim,
-        shape_info=(names, slices, shapes),
-        logp_func=None,
-        expand_func=None,
-    )
+    return compiled_nutpie_model(_logp_cfunc, _expand_cfunc, buf, names, shapes, initial_point, dims=dims,
+                                 coords={"component": pd.Index([c.label for c in components])})

@@ -7,10 +7,11 @@ import json
 import numpy as np
 import pandas as pd
 
+from ibo_pymc.engine.results import component_table
 from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
 from ibo_pymc.tasks.hotspot.forward.variants import tau_names
+from ibo_pymc.tasks.hotspot.model.builder import components
 from ibo_pymc.tasks.hotspot.model.config import FitConfig
-from ibo_pymc.tasks.hotspot.model.results import component_table, components
 
 
 def converged(d: dict, cfg: FitConfig) -> bool:

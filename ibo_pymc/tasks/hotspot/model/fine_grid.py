@@ -121,7 +121,7 @@ class FineGridPosterior:
 
     def log_evidence(self) -> pd.DataFrame:
         """Log evidence of each family and (row ``all``) of the model with the family marginalised (uniform
-        prior over the families), as :func:`ibo_pymc.tasks.hotspot.model.results.log_evidence` gives it for a sampled fit;
+        prior over the families), as :func:`ibo_pymc.engine.results.log_evidence` gives it for a sampled fit;
         ``error`` is NaN here (a quadrature rule: compare two resolutions for its error)."""
         le = {f: g.log_evidence for f, g in self.families.items()}
         v = np.array(list(le.values()))

@@ -313,16 +313,10 @@ class IBOModel:
         With ``config``, a fit made with any other configuration is refused
         (:class:`~ibo_pymc.errors.InputError` naming both hashes).
         """
-        import arviz as az
+        from ibo_pymc.engine.schema import open_fit
 
         path = Path(path)
-        if not path.is_file():
-            raise InputError("no such file; expected a NetCDF written by ibo-sample", path=path)
-        try:
-            idata = az.from_netcdf(str(path), engine="h5netcdf")
-            idata.load()
-        except Exception as exc:  # noqa: BLE001 - any reader failure means a bad file
-            raise InputError(f"cannot read NetCDF ({type(exc).__name__}); expected a fit written by ibo-sample", path=path) from None
+        idata = open_fit(path)
         attrs = idata.posterior.attrs if "posterior" in idata.groups() else {}
         if "config" not in attrs or "constant_data" not in idata.groups() or "observed_data" not in idata.groups():
             raise InputError("not an ibo-pymc fit (no 'config' attribute or data groups)", path=path, field="config")

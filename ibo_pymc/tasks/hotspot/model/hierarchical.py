@@ -78,7 +78,8 @@ class SubjectDraws:
 def subject_draws(fit, n_draws: int = 500, *, drop_below: float = 40.0) -> SubjectDraws:
     """The :class:`SubjectDraws` of a fitted :class:`~ibo_pymc.tasks.hotspot.model.fit.IBOModel`: ``n_draws`` conditional draws of
     each component (evenly thinned), components more than ``drop_below`` nats of evidence below the best left out."""
-    from ibo_pymc.tasks.hotspot.model.results import component_table, components
+    from ibo_pymc.engine.results import component_table
+    from ibo_pymc.tasks.hotspot.model.builder import components
 
     idata = fit.idata
     comps = components(idata)

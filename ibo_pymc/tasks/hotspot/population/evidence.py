@@ -3,7 +3,7 @@
 Two paths give ``log p(theta2 | model, family)`` for a subject:
 
 ``bridge``
-    a sampled fit's bridge-sampled evidences (:func:`ibo_pymc.tasks.hotspot.model.results.log_evidence`),
+    a sampled fit's bridge-sampled evidences (:func:`ibo_pymc.engine.results.log_evidence`),
     with their Monte-Carlo standard errors; stored in every fit's attrs.
 ``fine_grid``
     the fine-grid quadrature of the same continuous model
@@ -51,8 +51,8 @@ def _rows(subject: int, model: str, le: pd.DataFrame, method: str) -> pd.DataFra
 def fit_evidence(fit) -> pd.DataFrame:
     """The long evidence rows (:data:`COLUMNS`) of one sampled fit: an :class:`~ibo_pymc.tasks.hotspot.model.fit.IBOModel`,
     an InferenceData, or the path of a saved fit."""
+    from ibo_pymc.engine.results import log_evidence
     from ibo_pymc.tasks.hotspot.model.fit import IBOModel
-    from ibo_pymc.tasks.hotspot.model.results import log_evidence
 
     if isinstance(fit, (str, Path)):
         fit = _evidence_groups(fit)

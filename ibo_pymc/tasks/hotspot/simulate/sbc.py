@@ -39,10 +39,10 @@ def _rank(draws: np.ndarray, truth: float, rng: np.random.Generator) -> int:
 def sbc_replicate(model: str, seed, *, n_obs: int = 60, n_ranks: int = 99, draws: int = 500, tune: int = 500,
                   chains: int = 2, tables=None) -> dict:
     """One SBC replicate: the ranks of the true values among ``n_ranks`` thinned posterior draws."""
+    from ibo_pymc.engine.results import component_table
     from ibo_pymc.tasks.hotspot.forward.argmax import load_tables
     from ibo_pymc.tasks.hotspot.model.fit import IBOModel
     from ibo_pymc.tasks.hotspot.model.generative import prior_predictive_draw
-    from ibo_pymc.tasks.hotspot.model.results import component_table
 
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     s_prior, s_data, s_fit, s_thin = ss.spawn(4)

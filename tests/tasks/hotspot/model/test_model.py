@@ -274,7 +274,7 @@ def test_same_seed_same_draws(tables):
     np.testing.assert_array_equal(a.posterior_predictive["theta2"].values, b.posterior_predictive["theta2"].values)
     assert not np.array_equal(a.posterior["gamma"].values, c.posterior["gamma"].values)
     # another seed: the log evidence agrees within its reported standard errors
-    from ibo_pymc.tasks.hotspot.model.results import log_evidence
+    from ibo_pymc.engine.results import log_evidence
 
     la, lc = log_evidence(a), log_evidence(c)
     z = (la["log_evidence"] - lc["log_evidence"]).abs() / np.hypot(la["error"], lc["error"])

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ibo_pymc.tasks.hotspot.model.results import (
+from ibo_pymc.engine.results import (
     component_table,
     family_probability,
     family_table,

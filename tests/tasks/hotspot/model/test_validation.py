@@ -133,7 +133,7 @@ def test_small_fit_agrees_with_fine_grid(tables):
     df = compare_fit(m.idata, fine)
     assert df["ok"].all(), df.to_string()
     # the log evidences of the two paths (bridge sampling; quadrature), per family and for the model
-    from ibo_pymc.tasks.hotspot.model.results import log_evidence
+    from ibo_pymc.engine.results import log_evidence
 
     bridge, grid = log_evidence(m.idata), fine.log_evidence()
     assert list(bridge.index) == list(grid.index) == [*m.families, "all"]

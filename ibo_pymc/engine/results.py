@@ -1,4 +1,4 @@
-"""Reading a fit's per-component results: evidences, probabilities and convergence of each component.
+"""Reading a fit's per-component results: evidences, probabilities and convergence of each component (any task).
 
 Since fit format 3 they are variables of the InferenceData group
 ``component_evidence`` with dim ``component`` (a family, or a stratum of one:
@@ -25,17 +25,6 @@ import pandas as pd
 
 #: columns of :func:`component_table`
 COLUMNS = ("family", "log_evidence", "log_evidence_rel_error", "probability", "r_hat", "ess_bulk", "ess_tail")
-
-
-def components(idata) -> list:
-    """The mixture components of a fit (:class:`~ibo_pymc.tasks.hotspot.model.builder.Component`), from its
-    ``components`` attribute (the strata definitions)."""
-    from ibo_pymc.tasks.hotspot.model.builder import Component
-
-    return [
-        Component(d["family"], tuple(tuple(v) for v in d["limits"]), int(d["stratum"]), int(d["n_strata"]))
-        for d in json.loads(idata.posterior.attrs["components"])
-    ]
 
 
 def component_table(idata) -> pd.DataFrame:

@@ -1,0 +1,97 @@
+"""How the engine fits a task's model: sampling, convergence and screening settings, one set of names for every task.
+
+A task's configuration (e.g. :class:`~ibo_pymc.tasks.gridsearch.model.GridSearchConfig`) is a subclass that
+adds what the task's model is (its surrogate, families, priors) and may change these defaults. Bad values
+raise :class:`~ibo_pymc.errors.InputError` naming the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, fields
+
+from ibo_pymc.errors import InputError
+
+SAMPLERS = ("nutpie", "pymc")
+MASS_MATRICES = ("diag", "low_rank")
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Sampling (``draws``, ``tune``, ``chains``, ``seed``, ``sampler``, ``cores``, ``target_accept``,
+    ``mass_matrix``), convergence (``target_rhat``, ``min_ess``, ``max_thin``, ``relevance``,
+    ``rhat_decimals``) and screening (``screen``).
+
+    ``max_thin``: a family that misses the convergence targets is sampled again ``thin`` = 2, 4, ... times
+    longer (draws and tuning), keeping every ``thin``-th draw, up to ``max_thin``. ``relevance``: the
+    posterior probability below which a family's convergence is not required. ``screen``: a family whose
+    Laplace evidence is more than ``screen`` nats below the best family's is not sampled (its probability
+    is below ``exp(-screen)``; its draws come from the Laplace normal); ``inf`` samples every family.
+    ``rhat_decimals``: R-hat is compared with ``target_rhat`` after rounding to so many decimals (None:
+    unrounded).
+    """
+
+    draws: int = 1000
+    tune: int = 1000
+    chains: int = 4
+    seed: int = 0
+    sampler: str = "nutpie"
+    cores: int | None = None
+    target_accept: float = 0.8
+    mass_matrix: str = "diag"
+    target_rhat: float = 1.01
+    min_ess: float = 400.0
+    max_thin: int = 8
+    relevance: float = 0.001
+    rhat_decimals: int | None = None
+    screen: float = math.inf
+
+    def __post_init__(self):
+        for name in ("draws", "tune", "chains", "max_thin"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise InputError(f"expected a whole number >= 1, got {v!r}", field=name)
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise InputError(f"expected a whole number >= 0, got {self.seed!r}", field="seed")
+        if self.sampler not in SAMPLERS:
+            raise InputError(f"expected one of {', '.join(SAMPLERS)}, got {self.sampler!r}", field="sampler")
+        if self.mass_matrix not in MASS_MATRICES:
+            raise InputError(f"expected one of {', '.join(MASS_MATRICES)}, got {self.mass_matrix!r}", field="mass_matrix")
+        if not 0 < self.target_accept < 1:
+            raise InputError(f"expected a number in (0, 1), got {self.target_accept!r}", field="target_accept")
+        if not self.target_rhat >= 1 or not self.min_ess > 0 or not 0 <= self.relevance < 1 or not self.screen > 0:
+            raise InputError("expected target_rhat >= 1, min_ess > 0, 0 <= relevance < 1 and screen > 0",
+                             field="target_rhat")
+
+    def replace(self, **changes):
+        import dataclasses
+
+        unknown = sorted(set(changes) - {f.name for f in fields(self)})
+        if unknown:
+            raise InputError(f"unknown setting; expected one of {', '.join(f.name for f in fields(self))}",
+                             field=unknown[0])
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["screen"] = None if math.isinf(self.screen) else self.screen
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        d = dict(d)
+        if d.get("screen", 0.0) is None:
+            d["screen"] = math.inf
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in names})
+
+    def key(self) -> str:
+        """A hash of everything that changes the draws (``cores`` changes only the speed)."""
+        d = self.to_dict()
+        d.pop("cores", None)
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]

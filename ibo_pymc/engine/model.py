@@ -1,0 +1,223 @@
+"""The model class every task's model derives from: fitting, results, LOO, saving and loading are written once here.
+
+A task's model (:class:`IBOModelBase` subclass) says only what differs from task to task:
+
+============================  ==========================================================================
+hook                          what it gives
+============================  ==========================================================================
+``task``, ``observed``        the task's registry name; the name of the observed quantity (the
+                              ``log_likelihood`` variable)
+``config_class``              its configuration (an :class:`~ibo_pymc.engine.config.EngineConfig`
+                              subclass: what the model is, and the engine's settings)
+``families``                  the acquisition families whose choice is marginalised
+``priors(family)``            the family's parameters and their priors, in the unconstrained order
+``density(family)``           the family's log-density on the unconstrained scale
+                              (:class:`~ibo_pymc.engine.density.Density`)
+``loglik(family, params)``    the log-likelihood per observation unit at many parameter points
+``unit_coords()``             the observation unit's dim and labels (e.g. ``round``, the round numbers)
+``data_groups()``             ``observed_data`` (and ``constant_data``) as the task lays them out
+``fit_attrs()``               ``subject``, ``model`` and the task's own attrs of a saved fit
+``from_fit(idata)``           (classmethod) the observations a saved fit was made from
+``file_name()``               the default file name of the fit
+============================  ==========================================================================
+
+The engine (:mod:`.fitting`, :mod:`.assembly`) does the rest, the same way for every task, and writes the
+fit schema (:mod:`.schema`). ``seed_entropy()`` may be overridden so that a cohort's subjects get
+independent streams from one seed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ibo_pymc.engine.config import EngineConfig
+from ibo_pymc.errors import InputError
+
+
+class IBOModelBase:
+    """Inverse Bayesian optimisation of one subject: fit, family probabilities, summary, diagnostics, LOO,
+    save and load (module docstring for what a task supplies).
+
+    >>> m = SomeTaskModel(observations, draws=1000, seed=1)   # doctest: +SKIP
+    >>> idata = m.fit()                                        # doctest: +SKIP
+    >>> m.family_probabilities(); m.summary(); m.loo()         # doctest: +SKIP
+    """
+
+    task: ClassVar[str] = ""
+    observed: ClassVar[str] = ""
+    config_class: ClassVar[type] = EngineConfig
+
+    def __init__(self, observations, config: EngineConfig | None = None, **settings):
+        """``settings`` (draws, seed, ...) override ``config`` (default: the task's default configuration)."""
+        config = config if config is not None else self.config_class()
+        if not isinstance(config, self.config_class):
+            raise InputError(f"expected a {self.config_class.__name__}, got a {type(config).__name__}", field="config")
+        self.config = config.replace(**settings) if settings else config
+        self.obs = observations
+        self.idata = None
+
+    # --- what a task supplies ------------------------------------------------------------------
+    @property
+    def families(self) -> tuple[str, ...]:
+        return tuple(self.config.families)
+
+    def priors(self, family: str) -> dict:
+        raise NotImplementedError
+
+    def density(self, family: str):
+        raise NotImplementedError
+
+    def loglik(self, family: str, params: dict) -> np.ndarray:
+        raise NotImplementedError
+
+    def unit_coords(self) -> tuple[str, list]:
+        raise NotImplementedError
+
+    def data_groups(self) -> dict:
+        raise NotImplementedError
+
+    def fit_attrs(self) -> dict:
+        raise NotImplementedError
+
+    @classmethod
+    def from_fit(cls, idata):
+        raise NotImplementedError
+
+    def file_name(self) -> str:
+        return f"{self.task}-{int(self.fit_attrs()['subject']):03d}.nc"
+
+    def seed_entropy(self) -> list[int]:
+        """What seeds the fit: the configuration's seed and the subject (so subjects' streams differ)."""
+        return [int(self.config.seed), int(self.fit_attrs()["subject"])]
+
+    # --- fitting ---------------------------------------------------------------------------------
+    def fit(self, progress: bool = False):
+        """Fit every family, assemble the marginal posterior, and return the InferenceData (kept as ``idata``)."""
+        from ibo_pymc.engine.assembly import assemble
+        from ibo_pymc.engine.fitting import family_seed, fit_families
+
+        fits = fit_families(self, self.config)
+        self.idata = assemble(self, fits, np.random.default_rng(family_seed(self)))
+        return self.idata
+
+    def _need_fit(self):
+        if self.idata is None:
+            raise RuntimeError(f"fit the model first ({type(self).__name__}.fit) or load a saved fit "
+                               f"({type(self).__name__}.load)")
+        return self.idata
+
+    # --- results ---------------------------------------------------------------------------------
+    def family_probabilities(self) -> pd.Series:
+        """Posterior probability of each family, ``P(family | data)`` (from the families' evidences)."""
+        from ibo_pymc.engine.results import family_table
+
+        return family_table(self._need_fit())["probability"].rename("probability")
+
+    def diagnostics(self) -> pd.DataFrame:
+        """Per component: probability, worst R-hat, smallest bulk and tail ESS, divergences, how its evidence
+        was obtained, the thinning, whether convergence is required (probability >= ``relevance``) and met."""
+        ev = self._need_fit()["component_evidence"]
+        df = pd.DataFrame({v: ev[v].values for v in ("component_family", "probability", "r_hat", "ess_bulk",
+                                                      "ess_tail", "divergences", "method", "thin") if v in ev},
+                          index=pd.Index([str(c) for c in ev["component"].values], name="component"))
+        cfg = self.config
+        df["required"] = df["probability"] >= cfg.relevance
+        ok = (df["r_hat"] <= cfg.target_rhat) & (df[["ess_bulk", "ess_tail"]].min(axis=1) >= cfg.min_ess)
+        df["converged"] = ~df["required"] | (ok & (df.get("method", "bridge") == "bridge"))
+        return df
+
+    def converged(self) -> bool:
+        """Whether every component whose probability reaches ``relevance`` meets the convergence targets."""
+        return bool(self.diagnostics()["converged"].all())
+
+    def summary(self, hdi_prob: float = 0.95) -> pd.DataFrame:
+        """Per family with its probability, each parameter's conditional posterior mean, sd and HDI; a last
+        block ``marginal`` for the family-marginalised draws of the parameters every family has."""
+        import arviz as az
+
+        idata = self._need_fit()
+        cond, post = idata["conditional_posterior"], idata.posterior
+        probs = self.family_probabilities()
+        rows = []
+        for fam in self.families:
+            for n in self.priors(fam):
+                v = cond[n].sel(component=fam).values if "component" in cond[n].dims else cond[n].values
+                rows.append(_row(fam, float(probs[fam]), n, v.ravel(), hdi_prob, az))
+        shared = [n for n in self.priors(self.families[0]) if all(n in self.priors(f) for f in self.families)]
+        rows += [_row("marginal", 1.0, n, post[n].values.ravel(), hdi_prob, az) for n in shared]
+        return pd.DataFrame(rows)
+
+    def loo(self, pointwise: bool = True):
+        """PSIS-LOO over the observation units (``arviz.loo`` on the ``log_likelihood`` group)."""
+        import arviz as az
+
+        return az.loo(self._need_fit(), var_name=self.observed, pointwise=pointwise)
+
+    def plot(self, *, hdi_prob: float = 0.95):
+        """The fit at a glance: the families' posterior probabilities and each shared parameter's
+        family-marginalised posterior (one panel each); returns the figure."""
+        import matplotlib.pyplot as plt
+
+        idata = self._need_fit()
+        probs = self.family_probabilities()
+        shared = [n for n in self.priors(self.families[0]) if all(n in self.priors(f) for f in self.families)]
+        fig, axes = plt.subplots(1, 1 + len(shared), figsize=(3.2 * (1 + len(shared)), 2.8), squeeze=False)
+        ax = axes[0, 0]
+        ax.bar(list(probs.index), probs.to_numpy(), color="0.4")
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("posterior probability")
+        ax.set_title(f"subject {self.fit_attrs()['subject']}")
+        for ax, n in zip(axes[0, 1:], shared):
+            v = idata.posterior[n].values.ravel()
+            ax.hist(v, bins=40, color="0.6")
+            lo, hi = _hdi(v, hdi_prob)
+            ax.axvline(lo, color="k", lw=0.8, ls="--")
+            ax.axvline(hi, color="k", lw=0.8, ls="--")
+            ax.set_xlabel(n)
+            ax.set_yticks([])
+        fig.tight_layout()
+        return fig
+
+    # --- persistence -----------------------------------------------------------------------------
+    def save(self, path=None) -> Path:
+        """Write the fit as NetCDF, atomically (default: :meth:`file_name` in the current folder)."""
+        from ibo_pymc.io import write_fit
+
+        return write_fit(self._need_fit(), Path(path) if path is not None else Path(self.file_name()))
+
+    @classmethod
+    def load(cls, path, *, config: EngineConfig | None = None):
+        """A saved fit with its model (observations and configuration rebuilt from the file); with ``config``,
+        a fit made with any other configuration is refused (:class:`~ibo_pymc.errors.InputError` naming both
+        hashes)."""
+        from ibo_pymc.engine.schema import read_fit
+
+        idata = read_fit(path)
+        attrs = idata.posterior.attrs
+        if attrs.get("task") != cls.task:
+            raise InputError(f"a fit of the {attrs.get('task')!r} task, not of {cls.task!r}", path=path, field="task")
+        saved = cls.config_class.from_dict(json.loads(attrs["config"]))
+        if config is not None and config.key() != saved.key():
+            raise InputError(f"fitted with another configuration (hash {saved.key()}, expected {config.key()}); "
+                             "fit again or load it without a configuration", path=path, field="config")
+        m = cls(cls.from_fit(idata), config=saved)
+        m.idata = idata
+        return m
+
+
+def _hdi(v, prob):
+    import arviz as az
+
+    lo, hi = az.hdi(np.asarray(v, float), hdi_prob=prob)
+    return float(lo), float(hi)
+
+
+def _row(family, probability, name, v, prob, az):
+    lo, hi = _hdi(v, prob)
+    return {"family": family, "probability": probability, "parameter": name, "mean": float(np.mean(v)),
+            "sd": float(np.std(v)), "hdi_lower": lo, "hdi_upper": hi}
