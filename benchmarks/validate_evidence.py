@@ -7,7 +7,7 @@
    generating models u, ũ, ũ± in turn, parameters and family from the prior,
    seeded), each fitted under u, ũ and ũ± with the default configuration; the
    bridge-sampled evidences against the fine grid's
-   (:func:`ibo_pymc.tasks.hotspot.population.evidence.check_evidence`), z = difference / the
+   (:func:`ibo_pymc.tasks.hotspot.population.fine_grid_evidence.check_evidence`), z = difference / the
    errors combined (bridge standard error; the grid's change at 1.5x the points).
 2. Seeds: the study's fits in FOLDER (seed 0, as ``ibo-cohort run`` writes them)
    against the same fits with seed 1 (written to FOLDER-seed1, reused when there),
@@ -45,16 +45,14 @@ def main() -> int:
 
     from ibo_pymc.execution import Job, open_executor, run_jobs
     from ibo_pymc.io import write_csv
+    from ibo_pymc.population.evidence import evidence_table
     from ibo_pymc.tasks.hotspot.data import load_hotspot
     from ibo_pymc.tasks.hotspot.data.rounds import SubjectObservations
     from ibo_pymc.tasks.hotspot.forward.variants import MODELS
     from ibo_pymc.tasks.hotspot.model.config import FitConfig
     from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
     from ibo_pymc.tasks.hotspot.model.generative import prior_predictive_draw
-    from ibo_pymc.tasks.hotspot.population.evidence import (
-        check_evidence,
-        evidence_table,
-    )
+    from ibo_pymc.tasks.hotspot.population.fine_grid_evidence import check_evidence
 
     data = load_hotspot(args.data)
     t0 = time.perf_counter()
@@ -77,8 +75,8 @@ def main() -> int:
         seed1 = args.fits.with_name(args.fits.name + "-seed1")
         jobs = cohort_jobs(data, list(data.subjects), MODELS, FitConfig(seed=1))
         fits = fit_cohort(jobs, seed1, executor=ex)
-    a = evidence_table(sorted(args.fits.glob("subject-*-*.nc"))).set_index(["subject", "model", "family"])
-    b = evidence_table([p for p in fits.paths if p is not None]).set_index(["subject", "model", "family"])
+    a = evidence_table(sorted(args.fits.glob("subject-*-*.nc")), MODELS).set_index(["subject", "model", "family"])
+    b = evidence_table([p for p in fits.paths if p is not None], MODELS).set_index(["subject", "model", "family"])
     both = a.merge(b, left_index=True, right_index=True, suffixes=("_0", "_1"))
     seeds = pd.DataFrame({"check": "seed 0 vs seed 1 (study)", "first": both["log_evidence_0"], "first_error": both["error_0"],
                           "second": both["log_evidence_1"], "second_error": both["error_1"]}).reset_index()

@@ -72,3 +72,26 @@ def write_fit(idata, path) -> Path:
     with atomic_path(path) as tmp:
         idata.to_netcdf(str(tmp), engine="h5netcdf", compress=False)
     return path
+
+
+def check_writable(folder) -> None:
+    """Fail early (an :class:`~ibo_pymc.errors.InputError`) when the output folder cannot be written."""
+    from ibo_pymc.errors import InputError
+
+    try:
+        with atomic_path(Path(folder) / ".ibo-write-check") as tmp:
+            tmp.write_text("")
+        (Path(folder) / ".ibo-write-check").unlink()
+    except OSError as exc:
+        raise InputError(f"cannot write there ({exc.strerror or type(exc).__name__})", path=folder, field="--out") from None
+
+
+def save_figure(fig, path) -> None:
+    """Write a figure (format from the suffix: .png or .pdf) atomically."""
+    from ibo_pymc.errors import InputError
+
+    path = Path(path)
+    if path.suffix.lower() not in (".png", ".pdf"):
+        raise InputError(f"expected a file name ending in .png or .pdf, got {path.name!r}", field="--out")
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=150, bbox_inches="tight")

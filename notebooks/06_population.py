@@ -61,9 +61,10 @@ ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "models" / "coh
 # Monte-Carlo standard error in the fit's attributes. Here is player 28 under ũ±:
 
 # %%
+from ibo_pymc.population.evidence import fit_evidence
 from ibo_pymc.tasks.hotspot.data import load_hotspot
 from ibo_pymc.tasks.hotspot.model import IBOModel
-from ibo_pymc.tasks.hotspot.population import fit_evidence, grid_evidence
+from ibo_pymc.tasks.hotspot.population.fine_grid_evidence import grid_evidence
 
 data = load_hotspot()
 obs = data.observations(28)
@@ -99,7 +100,7 @@ pd.DataFrame({"bridge": fit_evidence(idata).set_index("family")["log_evidence"],
 # One row per player and model (`all`: the family marginalised) or model and family:
 
 # %%
-from ibo_pymc.tasks.hotspot.population import lme_table
+from ibo_pymc.population.evidence import lme_table
 
 evidence = pd.read_csv(ROOT / "models" / "cohort" / "log_evidence.csv")
 lme = lme_table(evidence, "model")
@@ -162,7 +163,7 @@ pd.DataFrame({"players": by_model.value_counts(), "median rounds": n_rounds.grou
 
 # %%
 from ibo_pymc.population import family_bms
-from ibo_pymc.tasks.hotspot.population.evidence import partition_by
+from ibo_pymc.population.evidence import partition_by
 
 pairs = lme_table(evidence, "family")
 fam = family_bms(pairs, partition_by(pairs.columns, "family"))
@@ -175,10 +176,11 @@ fam.table().join(fam.frequency_interval()).round(3)
 # three comparisons together:
 
 # %%
-from ibo_pymc.tasks.hotspot.population.workflow import cohort_bms, figure
+from ibo_pymc.population.selection import cohort_bms, figure
+from ibo_pymc.tasks.hotspot.population.workflow import variant_labels
 
 result = cohort_bms(evidence)
-figure(result)
+figure(result, variant_labels(result.models.names))
 plt.show()
 
 # %% [markdown]

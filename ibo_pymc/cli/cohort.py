@@ -30,6 +30,7 @@ from ibo_pymc.cli._common import (
     add_data_option,
     add_execution_options,
     add_task_option,
+    add_tune_option,
     check_suffix,
     executor,
     fit_config,
@@ -58,7 +59,9 @@ def build_parser() -> ArgumentParser:
                    help="compare families of models instead, e.g. 'UCB=m1,m2;PI=m3,m4' (every model in one family)")
 
     r = sub.add_parser("run", help="fit the cohort (or reuse saved fits), then BMS of models and families")
-    add_task_option(r, supported=("hotspot",))
+    add_task_option(r)
+    r.task_option("--context", tasks={"gridsearch": "spatial"}, choices=("spatial", "conceptual"),
+                  help="gridsearch: which version of the task (default spatial)")
     add_data_option(r)
     r.add_argument("--out", metavar="DIR", required=True, help="folder of the tables and the figure")
     r.add_argument("--fits", metavar="DIR", default=None,
@@ -67,7 +70,7 @@ def build_parser() -> ArgumentParser:
     r.add_argument("--subject", type=subject_arg, default="all",
                    help="'all' (default) or subject numbers separated by commas")
     r.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain for new fits (default 1000)")
-    r.add_argument("--tune", type=positive_int, default=1000, help="tuning iterations per chain for new fits (default 1000)")
+    add_tune_option(r)
     r.add_argument("--chains", type=positive_int, default=4, help="chains for new fits (default 4)")
     r.add_argument("--quiet", action="store_true", help="no progress lines")
     add_execution_options(r)
@@ -131,7 +134,7 @@ def _print(result, what: str) -> None:
 def _cmd_bms(args) -> int:
     from ibo_pymc.io import atomic_path
     from ibo_pymc.population.bms import family_bms, random_effects_bms
-    from ibo_pymc.tasks.hotspot.population.evidence import read_lme
+    from ibo_pymc.population.evidence import read_lme
 
     check_suffix(args.csv, "--csv", (".csv",))
     lme = read_lme(args.lme)
@@ -157,20 +160,54 @@ def _cmd_bms(args) -> int:
 
 def _out_and_fits(args) -> tuple[Path, Path]:
     """``--out`` (checked writable before any fitting) and ``--fits`` (default OUT/fits)."""
-    from ibo_pymc.tasks.hotspot.population.workflow import check_writable
+    from ibo_pymc.io import check_writable
 
     out = Path(args.out)
     check_writable(out)
     return out, Path(args.fits) if args.fits else out / "fits"
 
 
-def _cmd_run(args) -> int:
-    from ibo_pymc.tasks.hotspot.population.workflow import (
-        FILES,
-        run_cohort,
-        write_cohort,
-    )
+def _cmd_run_task(args) -> int:
+    """``ibo-cohort run`` for a task other than the hotspot one, through the task object: its fits of every
+    model, then the shared comparisons and files."""
+    from ibo_pymc.population.evidence import evidence_table
+    from ibo_pymc.population.selection import FILES, cohort_bms, write_cohort
+    from ibo_pymc.tasks import get_task
 
+    task = get_task(args.task)
+    out, fits = _out_and_fits(args)
+    table = task.load(args.data, progress=not args.quiet)
+    known = task.subjects(table)
+    subjects = known if args.subject == "all" else args.subject
+    missing = [s for s in subjects if s not in set(known)]
+    if missing:
+        raise InputError(f"--subject {missing[0]}: not in the data ({len(known)} subjects)", field="--subject")
+    fits = fits.resolve()
+    fits.mkdir(parents=True, exist_ok=True)
+    settings = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "seed": args.seed}
+    with executor(args) as ex:
+        done = task.cohort_fits(table, subjects, fits, context=args.context, executor=ex, **settings)
+    status = report_failures(done.failures, "ibo-cohort")
+    if done.failures:
+        return status or 1
+    result = cohort_bms(evidence_table(done.results), **_bms_options(args))
+    print(f"models (family marginalised; {args.context}):")
+    _print(result.models, ", ".join(result.models.names))
+    print("\nacquisition families (any model):")
+    _print(result.families, "(model, family) pairs partitioned by family")
+    print("\nmodels (family as a random effect):")
+    _print(result.model_families, "(model, family) pairs partitioned by model")
+    write_cohort(result, out, task.model_labels)
+    print(f"wrote {', '.join(FILES.values())} in {out}", file=sys.stderr)
+    return status
+
+
+def _cmd_run(args) -> int:
+    from ibo_pymc.population.selection import FILES, write_cohort
+    from ibo_pymc.tasks.hotspot.population.workflow import run_cohort, variant_labels
+
+    if args.task != "hotspot":
+        return _cmd_run_task(args)
     out, fits = _out_and_fits(args)
     data, subjects = load_subjects(args)
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -188,7 +225,7 @@ def _cmd_run(args) -> int:
     _print(result.families, "9 (model, family) pairs partitioned by family")
     print("\nmodels (family as a random effect):")
     _print(result.model_families, "9 (model, family) pairs partitioned by model")
-    write_cohort(result, out)
+    write_cohort(result, out, variant_labels(result.models.names))
     print(f"wrote {', '.join(FILES.values())} in {out}", file=sys.stderr)
     return status
 

@@ -158,7 +158,8 @@ def _main(argv: Sequence[str] | None) -> int:
         write_csv(table[list(COLUMNS)], args.csv, float_format="%.6g")
         print(f"wrote {args.csv}", file=sys.stderr)
     if args.plot:
-        from ibo_pymc.tasks.hotspot.fit_plots import plot_loo, save_figure
+        from ibo_pymc.io import save_figure
+        from ibo_pymc.tasks.hotspot.fit_plots import plot_loo
 
         save_figure(plot_loo(table), args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)

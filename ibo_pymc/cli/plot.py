@@ -24,19 +24,63 @@ from ibo_pymc.cli._common import (
 def build_parser() -> ArgumentParser:
     p = ArgumentParser(
         prog="ibo-plot",
-        description="Draw a subject's moves (delta_r1, theta2) with the 95%% prediction region of theta2 and the "
-        "95%% credible band of the acquisition curve (paper Figs 7-8); --subject all draws the grid of Fig 12.",
+        description="Draw a fitted subject. hotspot: the moves (delta_r1, theta2) with the 95%% prediction region "
+        "of theta2 and the 95%% credible band of the acquisition curve (paper Figs 7-8); several subjects: the grid "
+        "of Fig 12. gridsearch: the family probabilities and the marginal posteriors of the participant's fit; "
+        "several participants: their family probabilities. Saved fits are reused.",
     )
-    add_task_option(p, supported=("hotspot",))
+    add_task_option(p)
+    p.task_option("--context", tasks={"gridsearch": "spatial"}, choices=("spatial", "conceptual"),
+                  help="gridsearch: which version of the task (default spatial)")
+    p.task_option("--surrogate", tasks={"gridsearch": "GP"}, choices=("GP", "BMT"),
+                  help="gridsearch: the surrogate (default GP)")
     p.add_argument("--subject", type=subject_arg, required=True,
                    help="subject number (1..28): its moves and regions; numbers separated by commas or 'all': the "
                    "cohort grid")
-    p.add_argument("--model", choices=("u", "tau", "tau_pm"), default="tau_pm", help="u, tau (ũ) or tau_pm (ũ±; default)")
+    p.task_option("--model", tasks={"hotspot": "tau_pm"}, choices=("u", "tau", "tau_pm"),
+                  help="hotspot: u, tau (ũ) or tau_pm (ũ±; default)")
     p.add_argument("--out", metavar="FILE", required=True, help="figure file, .png or .pdf")
     add_data_option(p)
     add_fit_options(p)
     add_execution_options(p)
     return p
+
+
+def _plot_task(args) -> int:
+    """ibo-plot for a task other than the hotspot one, through the task object and the model base class."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from ibo_pymc.errors import InputError
+    from ibo_pymc.io import save_figure
+    from ibo_pymc.population.plots import plot_family_probabilities
+    from ibo_pymc.tasks import get_task
+
+    task = get_task(args.task)
+    table = task.load(args.data)
+    known = task.subjects(table)
+    subjects = known if args.subject == "all" else args.subject
+    missing = [s for s in subjects if s not in set(known)]
+    if missing:
+        raise InputError(f"--subject {missing[0]}: not in the data ({len(known)} subjects)", field="--subject")
+    folder = Path(args.fits).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "seed": args.seed}
+    with executor(args) as ex:
+        done = task.cohort_fits(table, subjects, folder, context=args.context, surrogates=(args.surrogate,),
+                                executor=ex, **settings)
+    if report_failures(done.failures, "ibo-plot"):
+        return 1
+    models = [task.load_fit(p) for p in done.results]
+    if len(models) == 1:
+        fig = models[0].plot()
+    else:
+        probs = pd.DataFrame({m.fit_attrs()["subject"]: m.family_probabilities() for m in models}).T
+        fig = plot_family_probabilities(probs.rename_axis("participant"))
+    save_figure(fig, args.out)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -45,12 +89,15 @@ def _main(argv: Sequence[str] | None) -> int:
     matplotlib.use("Agg")
     from pathlib import Path
 
-    from ibo_pymc.tasks.hotspot.fit_plots import plot_cohort, plot_fit, save_figure
+    from ibo_pymc.io import save_figure
+    from ibo_pymc.tasks.hotspot.fit_plots import plot_cohort, plot_fit
     from ibo_pymc.tasks.hotspot.model.fit import IBOModel
     from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
 
     args = build_parser().parse_args(argv)
     check_suffix(args.out, "--out", (".png", ".pdf"))
+    if args.task != "hotspot":
+        return _plot_task(args)
     data, subjects = load_subjects(args)
     cfg = fit_config(args, args.model)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)

@@ -53,10 +53,9 @@ def build_parser() -> ArgumentParser:
 def _gridsearch(args) -> int:
     from contextlib import ExitStack
 
-    from ibo_pymc.io import atomic_path
+    from ibo_pymc.io import atomic_path, check_writable
     from ibo_pymc.tasks.gridsearch import data as grid_data
     from ibo_pymc.tasks.gridsearch.mle import reproduce as reproduce_grid
-    from ibo_pymc.tasks.hotspot.population.workflow import check_writable
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():

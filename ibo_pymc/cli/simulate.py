@@ -177,7 +177,7 @@ def _main(argv: Sequence[str] | None) -> int:
     # sbc
     import matplotlib
 
-    from ibo_pymc.tasks.hotspot.fit_plots import save_figure
+    from ibo_pymc.io import save_figure
     from ibo_pymc.tasks.hotspot.simulate.sbc import plot_ranks, run_sbc, uniformity
 
     matplotlib.use("Agg")

@@ -170,6 +170,7 @@ class IBOModelBase:
         ax = axes[0, 0]
         ax.bar(list(probs.index), probs.to_numpy(), color="0.4")
         ax.set_ylim(0, 1)
+        ax.tick_params(axis="x", labelrotation=30 if len(probs) > 4 else 0)
         ax.set_ylabel("posterior probability")
         ax.set_title(f"subject {self.fit_attrs()['subject']}")
         for ax, n in zip(axes[0, 1:], shared):

@@ -62,3 +62,26 @@ def plot_shrinkage(table, population=None, *, labels: dict | None = None):
         axes[0][-1].legend(fontsize=7, loc="best")
     fig.tight_layout()
     return fig
+
+
+def plot_family_probabilities(probabilities, *, labels: dict | None = None):
+    """A cohort's posterior family probabilities: one stacked bar per subject (rows of ``probabilities``, a
+    subjects x families table), families in a fixed colour order; returns the figure."""
+    import pandas as pd
+
+    probs = pd.DataFrame(probabilities)
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.35 * len(probs) + 1.5), 3.0))
+    bottom = np.zeros(len(probs))
+    x = np.arange(len(probs))
+    for k, fam in enumerate(probs.columns):
+        v = probs[fam].to_numpy(float)
+        ax.bar(x, v, bottom=bottom, color=plt.cm.tab10(k % 10), label=(labels or {}).get(fam, fam), width=0.8)
+        bottom += v
+    ax.set_xticks(x, [str(s) for s in probs.index], rotation=90 if len(probs) > 20 else 0, fontsize=7)
+    ax.set_xlabel(probs.index.name or "subject")
+    ax.set_ylabel("posterior probability")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7, ncol=min(5, len(probs.columns)), loc="upper center", bbox_to_anchor=(0.5, 1.18),
+              frameon=False)
+    fig.tight_layout()
+    return fig

@@ -32,6 +32,8 @@ def _refused(prog, argv, capsys) -> str:
     ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--no-refit"], "--no-refit"),
     ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--plot", "p.png"], "--plot"),
     ("ibo-compare", ["--subject", "5", "--context", "spatial"], "--context"),
+    ("ibo-cohort", ["run", "--out", "x", "--context", "spatial"], "--context"),
+    ("ibo-plot", ["--task", "gridsearch", "--subject", "4", "--out", "x.png", "--model", "u"], "--model"),
     ("ibo-reproduce", ["--task", "gridsearch", "--split", "s.csv"], "--split"),
     ("ibo-reproduce", ["--task", "gridsearch", "--seed", "3"], "--seed"),
 ])
@@ -42,8 +44,6 @@ def test_another_tasks_option_is_a_usage_error(prog, argv, option, capsys):
 
 
 @pytest.mark.parametrize("prog, argv", [
-    ("ibo-plot", ["--task", "gridsearch", "--subject", "4", "--out", "x.png"]),
-    ("ibo-cohort", ["run", "--task", "gridsearch", "--out", "x"]),
     ("ibo-cohort", ["hierarchical", "--task", "gridsearch", "--out", "x"]),
     ("ibo-simulate", ["sbc", "--task", "gridsearch"]),
 ])
@@ -57,8 +57,8 @@ def test_a_task_a_command_does_not_do_yet_is_refused(prog, argv, capsys):
     ("ibo-simulate", ["sbc"]), ("ibo-data", ["summary"]),
 ])
 def test_every_command_takes_task(prog, argv):
-    for task in ("hotspot",) + (("gridsearch",) if prog in ("ibo-sample", "ibo-compare", "ibo-reproduce", "ibo-data")
-                                else ()):
+    both = prog in ("ibo-sample", "ibo-compare", "ibo-reproduce", "ibo-data", "ibo-plot") or argv[:1] == ["run"]
+    for task in ("hotspot",) + (("gridsearch",) if both else ()):
         head, tail = (argv[:1], argv[1:]) if prog in ("ibo-cohort", "ibo-simulate", "ibo-data") else ([], argv)
         assert _parser(prog).parse_args([*head, "--task", task, *tail]).task == task
 

@@ -44,6 +44,22 @@ class GridSearchTask:
 
         return fit(observations, GridSearchConfig(**config))
 
+    #: display names of the models (surrogates) in figures
+    model_labels = {"GP": "GP", "BMT": "mean tracker"}
+
+    def cohort_fits(self, dataset, subjects, folder, **options):
+        """Every participant's GP and mean-tracker fits in one context (``context=``), saved fits reused
+        (:func:`.compare.cohort_fits`)."""
+        from ibo_pymc.tasks.gridsearch.compare import cohort_fits
+
+        return cohort_fits(dataset, subjects, folder, **options)
+
+    def load_fit(self, path):
+        """A saved fit as its model (:class:`.model.GridSearchModel`)."""
+        from ibo_pymc.tasks.gridsearch.model import GridSearchModel
+
+        return GridSearchModel.load(path)
+
     def reproduce(self, dataset, *, subjects=None, executor=None):
         from ibo_pymc.tasks.gridsearch.mle import reproduce
 

@@ -116,6 +116,33 @@ def fit_or_load(gr: GridRounds, config, folder=None):
     return idata
 
 
+def fit_or_load_path(gr: GridRounds, config, folder) -> str:
+    """:func:`fit_or_load` as one execution-layer job: the path of the saved fit (the draws stay on disk)."""
+    from pathlib import Path
+
+    from ibo_pymc.tasks.gridsearch.model import fit_file_name
+
+    fit_or_load(gr, config, folder)
+    return str(Path(folder) / fit_file_name(gr.subject, gr.context, config.surrogate))
+
+
+def cohort_fits(table, subjects, folder, *, context: str = "spatial", surrogates=("GP", "BMT"), executor=None,
+                **settings):
+    """Every participant's fit under every surrogate in one context, reusing saved fits in ``folder``: the
+    evidences a cohort's BMS reads. Returns the execution layer's outcome (results: the fits' paths)."""
+    from dataclasses import replace
+
+    from ibo_pymc.execution import Job, run_jobs
+    from ibo_pymc.tasks.gridsearch.data import grid_rounds
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
+
+    config = GridSearchConfig(**settings)
+    jobs = [Job(f"participant {s}, {context}, {sur}", fit_or_load_path,
+                (grid_rounds(table, s, context), replace(config, surrogate=sur), str(folder)))
+            for s in subjects for sur in surrogates]
+    return run_jobs(jobs, executor, label="fits")
+
+
 def compare_surrogates(gr: GridRounds, config=None, folder=None, surrogates=("GP", "BMT")) -> pd.DataFrame:
     """The GP against the mean tracker (the study's model comparison) for one participant and context, by
     PSIS-LOO over rounds (``arviz.compare``), each with the acquisition family marginalised: one row per

@@ -8,7 +8,7 @@
 * :func:`plot_loo` -- per subject, the LOO difference of u and ũ from ũ± with
   its standard error (from :func:`ibo_pymc.tasks.hotspot.compare.loo_table` rows).
 
-Every function returns the matplotlib ``Figure``; :func:`save_figure` writes PNG
+Every function returns the matplotlib ``Figure``; :func:`ibo_pymc.io.save_figure` writes PNG
 or PDF atomically.
 """
 
@@ -135,17 +135,3 @@ def plot_loo(rows, *, reference: str = "tau_pm", ax=None):
     ax.set_title("PSIS-LOO: below zero favours " + MODEL_LABELS.get(reference, reference), fontsize=9)
     fig.tight_layout()
     return fig
-
-
-def save_figure(fig, path) -> None:
-    """Write a figure (format from the suffix: .png or .pdf) atomically."""
-    from pathlib import Path
-
-    from ibo_pymc.errors import InputError
-    from ibo_pymc.io import atomic_path
-
-    path = Path(path)
-    if path.suffix.lower() not in (".png", ".pdf"):
-        raise InputError(f"expected a file name ending in .png or .pdf, got {path.name!r}", field="--out")
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=150, bbox_inches="tight")

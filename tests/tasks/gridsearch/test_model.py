@@ -166,3 +166,35 @@ def test_mode_search_survives_where_the_density_is_undefined(choices):
     value, grad = model.density("PI").value_and_grad(mode)
     assert np.isfinite(value) and np.all(np.abs(mode - prior[:, 0]) <= 10 * prior[:, 1])
     assert np.linalg.norm(grad) < 1e-2
+
+
+def test_cohort_bms_of_the_grid_task(tmp_path, cogmaps_folder, capsys):
+    """ibo-cohort run --task gridsearch: each participant's GP and mean-tracker fits (saved, then reused), the
+    three random-effects comparisons over surrogates and families, the same files as the hotspot task's."""
+    from ibo_pymc.cli.cohort import main
+    from ibo_pymc.population.selection import FILES
+
+    argv = ["run", "--task", "gridsearch", "--data", str(cogmaps_folder), "--subject", "4", "--context", "spatial",
+            "--out", str(tmp_path / "out"), "--draws", "300", "--tune", "300", "--workers", "1", "--quiet"]
+    assert main(argv) == 0
+    assert sorted(p.name for p in (tmp_path / "out" / "fits").iterdir()) == ["gridsearch-004-spatial-BMT.nc",
+                                                                              "gridsearch-004-spatial-GP.nc"]
+    models = pd.read_csv(tmp_path / "out" / FILES["models"])
+    assert list(models["model"]) == ["GP", "BMT"] and models["expected_frequency"].sum() == pytest.approx(1.0)
+    families = pd.read_csv(tmp_path / "out" / FILES["families"])
+    assert list(families["model"]) == ["UCB", "EI", "PI", "mean", "variance"]
+    evidence = pd.read_csv(tmp_path / "out" / FILES["evidence"])
+    assert set(evidence["family"]) == {"UCB", "EI", "PI", "mean", "variance", "all"} and len(evidence) == 12
+    stamp = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out" / "fits").iterdir()}
+    assert main(argv) == 0  # the saved fits are reused, not refitted
+    assert stamp == {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out" / "fits").iterdir()}
+    # ibo-plot --task gridsearch draws the saved fit (the model base class's figure)
+    from ibo_pymc.cli.plot import main as plot
+
+    fig = tmp_path / "fit.png"
+    assert plot(["--task", "gridsearch", "--data", str(cogmaps_folder), "--subject", "4", "--fits",
+                 str(tmp_path / "out" / "fits"), "--out", str(fig), "--draws", "300", "--tune", "300",
+                 "--workers", "1"]) == 0
+    assert fig.stat().st_size > 1000
+    assert stamp == {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out" / "fits").iterdir()}
+    capsys.readouterr()

@@ -1,19 +1,8 @@
-"""The hotspot task's population level: its fits -> log evidences -> random-effects BMS -> files.
+"""The hotspot task's population level.
 
-* :mod:`.evidence` -- log model evidence per subject, model and family (from the fits' bridge sampling,
-  or the fine grid), the wide tables BMS reads, reading such a table from a file
-* :mod:`.workflow` -- a cohort's fits -> evidences -> BMS of models and families -> files; the hierarchical
-  model's files
+* :mod:`.workflow` -- a cohort's fits (u, ũ, ũ±) -> random-effects BMS; the hierarchical model's files
+* :mod:`.fine_grid_evidence` -- the second evidence path: the fine grid, and the check of the fits' evidences
+  against it
 
-BMS itself is shared by every task: :mod:`ibo_pymc.population.bms`.
+The evidence tables and BMS themselves are shared by every task: :mod:`ibo_pymc.population`.
 """
-
-from ibo_pymc.tasks.hotspot.population.evidence import (
-    evidence_table,
-    fit_evidence,
-    grid_evidence,
-    lme_table,
-    read_lme,
-)
-
-__all__ = ["evidence_table", "fit_evidence", "grid_evidence", "lme_table", "read_lme"]

@@ -1,132 +1,32 @@
-"""Population-level model selection of a cohort: fits -> log evidences -> random-effects BMS -> tables, figure.
+"""The hotspot task's population level: its cohort's fits -> random-effects BMS, and the hierarchical model's files.
 
-:func:`cohort_bms` runs three comparisons on the long evidence table
-(:mod:`ibo_pymc.tasks.hotspot.population.evidence`):
-
-``models``
-    u vs ũ vs ũ± (each subject's evidence with the family marginalised);
-``families``
-    the acquisition families over the nine (model, family) pairs, partitioned
-    by family (any UCB vs any PI vs any EI; Penny et al. 2010);
-``model_families``
-    the same nine pairs, partitioned by model (u vs ũ vs ũ±, each with any
-    family as its own random effect).
-
-:func:`write_cohort` writes them with the evidence tables and the figure;
-:func:`run_cohort` fits (or reuses) what is missing first.
+:func:`run_cohort` fits (or reuses) u, ũ and ũ± for every subject and runs the shared three comparisons
+(:func:`ibo_pymc.population.selection.cohort_bms`); :func:`variant_labels` names the models in the figure;
+:func:`write_hierarchical` writes the hierarchical model's files.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from ibo_pymc.population.bms import BMSResult, family_bms, random_effects_bms
-from ibo_pymc.tasks.hotspot.population.evidence import (
-    evidence_table,
-    lme_table,
-    partition_by,
-)
-
-#: the files :func:`write_cohort` writes
-FILES = {
-    "evidence": "log_evidence.csv",
-    "lme_models": "lme_models.csv",
-    "lme_families": "lme_families.csv",
-    "models": "bms_models.csv",
-    "families": "bms_families.csv",
-    "model_families": "bms_model_families.csv",
-    "summary": "bms_summary.json",
-    "figure": "bms.png",
-}
+from ibo_pymc.population.evidence import evidence_table
+from ibo_pymc.population.selection import cohort_bms
 
 
-@dataclass(frozen=True)
-class CohortBMS:
-    """The evidence of a cohort and its three random-effects comparisons (module docstring)."""
-
-    evidence: pd.DataFrame
-    models: BMSResult
-    families: BMSResult
-    model_families: BMSResult
-
-    def comparisons(self) -> dict[str, BMSResult]:
-        return {"models": self.models, "families": self.families, "model_families": self.model_families}
-
-    def summary(self) -> dict:
-        """Per comparison: the Bayesian omnibus risk, free energies, subjects, iterations, exceedance method."""
-        return {k: r.summary() for k, r in self.comparisons().items()}
-
-
-def cohort_bms(evidence: pd.DataFrame, **kwargs) -> CohortBMS:
-    """The three comparisons of a long evidence table; ``kwargs`` go to
-    :func:`~ibo_pymc.population.bms.random_effects_bms` (tolerance, exceedance method, samples, seed)."""
-    wide = lme_table(evidence, "family")
-    return CohortBMS(
-        evidence=evidence,
-        models=random_effects_bms(lme_table(evidence, "model"), **kwargs),
-        families=family_bms(wide, partition_by(wide.columns, "family"), **kwargs),
-        model_families=family_bms(wide, partition_by(wide.columns, "model"), **kwargs),
-    )
-
-
-def figure(result: CohortBMS):
-    from ibo_pymc.population.plots import plot_bms
+def variant_labels(models) -> dict:
+    """Display names of the hotspot models (u, ũ, ũ±) for the BMS figure."""
     from ibo_pymc.tasks.hotspot.forward.variants import get_variant
 
     labels = {}
-    for m in result.models.names:
+    for m in models:
         try:
             labels[m] = get_variant(m).label
         except Exception:  # a model that is not one of the variants keeps its name
             labels[m] = m
-    return plot_bms({"models (family marginalised)": result.models, "acquisition families": result.families,
-                     "models (family as a random effect)": result.model_families}, labels=labels)
-
-
-def write_cohort(result: CohortBMS, folder) -> list[Path]:
-    """Write the tables (:data:`FILES`), the summary and the figure into ``folder``: all of them, or (on any
-    error, Ctrl-C included) none, each renamed into place only once every one is complete."""
-    from contextlib import ExitStack
-
-    import matplotlib.pyplot as plt
-
-    from ibo_pymc.io import atomic_path
-
-    folder = Path(folder)
-    tables = {
-        "evidence": result.evidence,
-        "lme_models": lme_table(result.evidence, "model").reset_index(),
-        "lme_families": lme_table(result.evidence, "family").reset_index(),
-        **{key: r.table().reset_index() for key, r in result.comparisons().items()},
-    }
-    with ExitStack() as stack:
-        tmp = {key: stack.enter_context(atomic_path(folder / name)) for key, name in FILES.items()}
-        for key, df in tables.items():
-            df.to_csv(tmp[key], index=False, float_format="%.6f" if key.startswith(("lme", "evidence")) else "%.6g")
-        tmp["summary"].write_text(json.dumps(result.summary(), indent=2) + "\n")
-        fig = figure(result)
-        try:
-            fig.savefig(tmp["figure"], dpi=150, bbox_inches="tight")
-        finally:
-            plt.close(fig)
-    return [folder / name for name in FILES.values()]
-
-
-def check_writable(folder) -> None:
-    """Fail early (an :class:`~ibo_pymc.errors.InputError`) when the output folder cannot be written."""
-    from ibo_pymc.errors import InputError
-    from ibo_pymc.io import atomic_path
-
-    try:
-        with atomic_path(Path(folder) / ".ibo-write-check") as tmp:
-            tmp.write_text("")
-        (Path(folder) / ".ibo-write-check").unlink()
-    except OSError as exc:
-        raise InputError(f"cannot write there ({exc.strerror or type(exc).__name__})", path=folder, field="--out") from None
+    return labels
 
 
 #: the files :func:`write_hierarchical` writes
@@ -196,4 +96,4 @@ def run_cohort(data, subjects, fits_folder, *, models=None, config=None, executo
     fits = fit_cohort(cohort_jobs(data, subjects, models or MODELS, config), fits_folder, executor=executor, log=log)
     if fits.failures:
         return None, fits.failures
-    return cohort_bms(evidence_table(fits.paths), **kwargs), []
+    return cohort_bms(evidence_table(fits.paths, MODELS), **kwargs), []

@@ -11,7 +11,7 @@ import pytest
 from scipy import special
 
 from ibo_pymc.cli.cohort import main
-from ibo_pymc.tasks.hotspot.population.workflow import FILES
+from ibo_pymc.population.selection import FILES
 
 HEADER = ["model", "alpha", "expected_frequency", "exceedance_probability", "protected_exceedance_probability"]
 

@@ -10,14 +10,14 @@ import pytest
 from scipy import special
 
 from ibo_pymc.errors import InputError
-from ibo_pymc.tasks.hotspot.population.evidence import (
+from ibo_pymc.population.evidence import (
     ALL,
     COLUMNS,
     lme_table,
     partition_by,
     read_lme,
 )
-from ibo_pymc.tasks.hotspot.population.workflow import FILES, cohort_bms, write_cohort
+from ibo_pymc.population.selection import FILES, cohort_bms, write_cohort
 
 
 def synthetic_evidence(n_subjects=6, seed=0) -> pd.DataFrame:
@@ -76,14 +76,14 @@ def test_cohort_comparisons_and_files(tmp_path):
 
 def test_cohort_files_all_or_none(tmp_path, monkeypatch):
     """A failure while the files are written (here: the figure) leaves the folder as it was."""
-    import ibo_pymc.tasks.hotspot.population.workflow as cohort
+    import ibo_pymc.population.selection as cohort
 
     res = cohort_bms(synthetic_evidence())
     write_cohort(res, tmp_path)
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     changed = cohort_bms(synthetic_evidence(seed=1))
 
-    def broken(result):
+    def broken(result, labels=None):
         raise RuntimeError("figure failed")
 
     monkeypatch.setattr(cohort, "figure", broken)
