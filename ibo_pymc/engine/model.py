@@ -18,6 +18,7 @@ hook                          what it gives
 ``data_groups()``             ``observed_data`` (and ``constant_data``) as the task lays them out
 ``fit_attrs()``               ``subject``, ``model`` and the task's own attrs of a saved fit
 ``from_fit(idata)``           (classmethod) the observations a saved fit was made from
+``select_units(keep)``        the observations restricted to some units (exact leave-one-out refits)
 ``file_name()``               the default file name of the fit
 ============================  ==========================================================================
 
@@ -88,6 +89,10 @@ class IBOModelBase:
     def from_fit(cls, idata):
         raise NotImplementedError
 
+    def select_units(self, keep: np.ndarray):
+        """The observations of the units where ``keep`` (a boolean mask over :meth:`unit_coords`) holds."""
+        raise NotImplementedError
+
     def file_name(self) -> str:
         return f"{self.task}-{int(self.fit_attrs()['subject']):03d}.nc"
 
@@ -152,11 +157,68 @@ class IBOModelBase:
         rows += [_row("marginal", 1.0, n, post[n].values.ravel(), hdi_prob, az) for n in shared]
         return pd.DataFrame(rows)
 
-    def loo(self, pointwise: bool = True):
-        """PSIS-LOO over the observation units (``arviz.loo`` on the ``log_likelihood`` group)."""
+    def loo(self, method: str = "reliable", *, log=None):
+        """PSIS-LOO over the observation units. ``reliable`` (default): the three tiers of
+        :mod:`ibo_pymc.engine.loo` (PSIS per family, moment matching, exact refits of the units still at
+        Pareto k > 0.7), with the number of refitted units as the entry ``n_refit``; ``psis``: plain
+        ``arviz.loo`` on the pooled draws."""
         import arviz as az
 
-        return az.loo(self._need_fit(), var_name=self.observed, pointwise=pointwise)
+        from ibo_pymc.engine.loo import quiet_pareto, reliable_loo
+
+        idata = self._need_fit()
+        if method == "psis":
+            with quiet_pareto():
+                return az.loo(idata, var_name=self.observed, pointwise=True)
+        if method != "reliable":
+            raise InputError(f"expected 'reliable' or 'psis', got {method!r}", field="method")
+        loo, n_refit = reliable_loo(self, log=log)
+        loo["n_refit"] = n_refit
+        return loo
+
+    def component_draws(self) -> list:
+        """Each family's conditional draws, log-likelihood and densities, as the engine's LOO takes them
+        (:class:`ibo_pymc.engine.loo.ComponentDraws`)."""
+        from ibo_pymc.engine.loo import ComponentDraws
+        from ibo_pymc.engine.results import component_table
+
+        idata = self._need_fit()
+        cond = idata["conditional_posterior"]
+        probs = component_table(idata)["probability"]
+        out = []
+        for fam in self.families:
+            priors = self.priors(fam)
+            names = list(priors)
+            arrays = [cond[n].sel(component=fam).values if "component" in cond[n].dims else cond[n].values
+                      for n in names]
+            z = np.stack([priors[n].to_unconstrained(a) for n, a in zip(names, arrays)], axis=-1)
+
+            def loglik(zz, fam=fam, priors=priors, names=names):
+                return self.loglik(fam, {n: priors[n].from_unconstrained(zz[:, j]) for j, n in enumerate(names)})
+
+            C, D = z.shape[:2]
+            ll = loglik(z.reshape(C * D, -1)).reshape(C, D, -1)
+            out.append(ComponentDraws(fam, float(probs[fam]), z, ll, self.density(fam).value, loglik))
+        return out
+
+    def predictive_loglik(self, idata, observations) -> np.ndarray:
+        """The log-likelihood of ``observations`` (e.g. held-out units) at every marginal draw of ``idata``,
+        each draw under its own family: (draws, units)."""
+        other = type(self)(observations, config=self.config)
+        post = idata.posterior
+        fams = post["family_draw"].attrs["labels"].split(",")
+        family = post["family_draw"].values.ravel()
+        names = {n for f in fams for n in self.priors(f)}
+        flat = {n: post[n].values.ravel() for n in names}
+        out = None
+        for k, f in enumerate(fams):
+            sel = family == k
+            if sel.any():
+                v = other.loglik(f, {n: a[sel] for n, a in flat.items()})
+                if out is None:
+                    out = np.empty((len(family), v.shape[-1]))
+                out[sel] = v
+        return out
 
     def plot(self, *, hdi_prob: float = 0.95):
         """The fit at a glance: the families' posterior probabilities and each shared parameter's

@@ -71,7 +71,10 @@ class BanditModel(ibo.IBOModelBase):
         return self.density(family).pointwise(params)
 
     def unit_coords(self):
-        return "round", list(range(1, ROUNDS + 1))
+        return "round", list(range(1, len(self.obs.choices) + 1))
+
+    def select_units(self, keep):
+        return Bandit(self.obs.subject, self.obs.choices[keep], self.obs.rewards[keep])
 
     def data_groups(self):
         dims = ("round", "trial")
@@ -124,8 +127,9 @@ def test_fits_converge_and_find_the_family(cohort):
 
 def test_loo_bms_plot_and_the_saved_fit(cohort, tmp_path):
     truth, models = cohort
-    loo = models[0].loo()
-    assert loo.n_data_points == ROUNDS and np.isfinite(loo.elpd_loo) and len(loo.pareto_k) == ROUNDS
+    loo = models[0].loo()  # the three tiers: per-family PSIS, moment matching, exact refits
+    assert loo.n_data_points == ROUNDS and np.isfinite(loo.elpd_loo) and (loo.pareto_k.values <= 0.7).all()
+    assert isinstance(loo["n_refit"], int)
     bms = ibo.random_effects_bms(ibo.family_lme(models))
     assert bms.names[int(np.argmax(bms.expected_frequency))] == "UCB"
     fig = models[3].plot()

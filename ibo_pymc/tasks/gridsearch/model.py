@@ -141,6 +141,9 @@ class GridSearchModel(IBOModelBase):
     def unit_coords(self):
         return "round", self.obs.rounds.tolist()
 
+    def select_units(self, keep):
+        return self.obs.select(self.obs.rounds[np.asarray(keep, bool)])
+
     def data_groups(self) -> dict:
         gr = self.obs
         coords = {"round": gr.rounds.tolist(), "trial": np.arange(1, gr.choices.shape[1] + 1).tolist()}

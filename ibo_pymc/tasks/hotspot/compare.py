@@ -96,14 +96,10 @@ def reliable_loo(fit, *, k_threshold: float = K_THRESHOLD, moment_match: bool = 
     of the estimate used for each round (0 for refit rounds, whose elpd is
     exact), with an extra entry ``n_moment_matched``, and the number of rounds refit.
     """
-    import arviz as az
+    from ibo_pymc.engine.loo import refit_unreliable
 
     loo = mixture_loo(fit, moment_match=moment_match, k_threshold=k_threshold)
-    n_refit = int((loo.pareto_k.values > k_threshold).sum())
-    if n_refit:
-        loo = az.reloo(RoundRefit(fit, log=log), loo_orig=loo, k_thresh=k_threshold, verbose=False)
-        loo["warning"] = bool((loo.pareto_k.values > k_threshold).any())
-    return loo, n_refit
+    return refit_unreliable(loo, RoundRefit(fit, log=log), k_threshold=k_threshold)
 
 
 def loo_table(fits: dict, reference: str = "tau_pm", *, refit: bool = True, log=None) -> pd.DataFrame:
