@@ -6,7 +6,7 @@
 * :func:`predictive_loglik` -- the log-likelihood of other rounds (held out)
   at a fit's draws, hence the log pointwise predictive density
   ``lppd = log mean_s p(round | draw s)``;
-* :func:`compare_surrogates` -- the GP against the Bayesian mean tracker by PSIS-LOO
+* :func:`compare_surrogates` -- the GP against the Bayesian mean tracker by the engine's reliable LOO
   (``arviz.compare``), each with the family marginalised (``ibo-compare --task gridsearch``);
 * :func:`heldout` -- the exact leave-one-round-out protocol of the published
   maximum-likelihood comparison, with Bayesian fits: each round is predicted by
@@ -89,7 +89,7 @@ def heldout(gr: GridRounds, config=None, *, executor=None) -> pd.DataFrame:
 
 #: the columns of :func:`compare_surrogates`
 COMPARE_COLUMNS = ("participant", "context", "surrogate", "rank", "elpd_loo", "se", "p_loo", "elpd_diff", "dse",
-                   "weight", "pareto_k_max", "p_UCB", "p_EI", "p_PI", "p_mean", "p_variance")
+                   "weight", "max_pareto_k", "n_refit", "p_UCB", "p_EI", "p_PI", "p_mean", "p_variance")
 
 
 def fit_or_load(gr: GridRounds, config, folder=None):
@@ -144,21 +144,25 @@ def cohort_fits(table, subjects, folder, *, context: str = "spatial", surrogates
 
 
 def compare_surrogates(gr: GridRounds, config=None, folder=None, surrogates=("GP", "BMT")) -> pd.DataFrame:
-    """The GP against the mean tracker (the study's model comparison) for one participant and context, by
-    PSIS-LOO over rounds (``arviz.compare``), each with the acquisition family marginalised: one row per
-    surrogate (:data:`COMPARE_COLUMNS`). Saved fits in ``folder`` are reused."""
+    """The GP against the mean tracker (the study's model comparison) for one participant and context, by the
+    engine's reliable LOO over rounds (per-family PSIS, moment matching, exact refits; ``arviz.compare``), each
+    with the acquisition family marginalised: one row per surrogate (:data:`COMPARE_COLUMNS`). Saved fits in
+    ``folder`` are reused."""
     import warnings
     from dataclasses import replace
 
     import arviz as az
 
-    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, family_probabilities
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, GridSearchModel, family_probabilities
 
     config = config or GridSearchConfig()
-    fits = {s: fit_or_load(gr, replace(config, surrogate=s), folder) for s in surrogates}
+    fits, loos = {}, {}
+    for s in surrogates:
+        m = GridSearchModel(gr, replace(config, surrogate=s))
+        m.idata = fits[s] = fit_or_load(gr, m.config, folder)
+        loos[s] = m.loo()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # Pareto k are reported in the table
-        loos = {s: loo_by_round(f) for s, f in fits.items()}
+        warnings.simplefilter("ignore")  # ArviZ's notices on the table's sorting; the Pareto k are reported
         table = az.compare(loos, ic="loo")
     rows = []
     for s, r in table.iterrows():
@@ -166,6 +170,6 @@ def compare_surrogates(gr: GridRounds, config=None, folder=None, surrogates=("GP
         rows.append({"participant": gr.subject, "context": gr.context, "surrogate": s, "rank": int(r["rank"]),
                      "elpd_loo": float(r["elpd_loo"]), "se": float(r["se"]), "p_loo": float(r["p_loo"]),
                      "elpd_diff": float(r["elpd_diff"]), "dse": float(r["dse"]), "weight": float(r["weight"]),
-                     "pareto_k_max": float(np.max(loos[s].pareto_k.values)),
+                     "max_pareto_k": float(np.max(loos[s].pareto_k.values)), "n_refit": int(loos[s]["n_refit"]),
                      **{f"p_{f}": float(probs.get(f, np.nan)) for f in ("UCB", "EI", "PI", "mean", "variance")}})
     return pd.DataFrame(rows, columns=list(COMPARE_COLUMNS))
