@@ -246,6 +246,26 @@ class IBOModelBase:
         fig.tight_layout()
         return fig
 
+    @classmethod
+    def fit_or_load(cls, observations, config: EngineConfig | None, path):
+        """The fit saved at ``path`` when it was made from the same observations with the same configuration
+        (``cores`` aside); else a new fit, saved there. Every command that needs a fit goes through this, so a
+        saved fit is reused by all of them."""
+        m = cls(observations, config)
+        path = Path(path)
+        if path.is_file():
+            try:
+                saved = cls.load(path, config=m.config)
+            except InputError:
+                saved = None
+            if saved is not None and all(g in saved.idata.groups() and saved.idata[g].equals(ds)
+                                         for g, ds in m.data_groups().items()):
+                m.idata = saved.idata
+                return m
+        m.fit()
+        m.save(path)
+        return m
+
     # --- persistence -----------------------------------------------------------------------------
     def save(self, path=None) -> Path:
         """Write the fit as NetCDF, atomically (default: :meth:`file_name` in the current folder)."""

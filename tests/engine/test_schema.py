@@ -65,3 +65,16 @@ def test_files_that_are_not_fits_are_refused(tmp_path):
         read_fit(tmp_path / "other.nc")
     with pytest.raises(ibo.InputError, match="'gridsearch' task, not of 'hotspot'"):
         type("HotspotLike", (ibo.IBOModelBase,), {"task": "hotspot"}).load(OLD_GRID)
+
+
+def test_an_older_fit_is_reused_where_it_matches(tmp_path):
+    """fit_or_load reuses a saved fit of the same observations and configuration, older formats included."""
+    import shutil
+
+    path = tmp_path / "fit.nc"
+    shutil.copy(OLD_GRID, path)
+    saved = ibo.GridSearchModel.load(path)
+    stamp = path.stat().st_mtime_ns
+    again = ibo.GridSearchModel.fit_or_load(saved.obs, saved.config.replace(cores=1), path)
+    assert path.stat().st_mtime_ns == stamp  # not refitted
+    assert np.array_equal(again.idata.posterior["tau"].values, saved.idata.posterior["tau"].values)

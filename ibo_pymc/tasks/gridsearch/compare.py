@@ -94,26 +94,16 @@ COMPARE_COLUMNS = ("participant", "context", "surrogate", "rank", "elpd_loo", "s
 
 def fit_or_load(gr: GridRounds, config, folder=None):
     """The fit of ``gr`` with ``config``: the saved one in ``folder`` when it was made from the same choices with
-    the same configuration, else a new fit (saved there when a folder is given)."""
-    from dataclasses import replace
+    the same configuration, else a new fit (saved there when a folder is given;
+    :meth:`~.model.GridSearchModel.fit_or_load`)."""
     from pathlib import Path
 
-    from ibo_pymc.errors import InputError
-    from ibo_pymc.tasks.gridsearch.model import fit, fit_file_name, load, save
+    from ibo_pymc.tasks.gridsearch.model import GridSearchModel, fit, fit_file_name
 
-    path = Path(folder) / fit_file_name(gr.subject, gr.context, config.surrogate) if folder is not None else None
-    if path is not None and path.is_file():
-        try:
-            idata, saved = load(path)
-        except InputError:
-            saved = None
-        if saved is not None and replace(saved, cores=config.cores) == config and np.array_equal(idata.observed_data["choice"].values, gr.choices) \
-                and np.array_equal(idata.observed_data["reward"].values, gr.z):
-            return idata
-    idata = fit(gr, config)
-    if path is not None:
-        save(idata, path)
-    return idata
+    if folder is None:
+        return fit(gr, config)
+    return GridSearchModel.fit_or_load(gr, config, Path(folder) / fit_file_name(gr.subject, gr.context,
+                                                                                config.surrogate)).idata
 
 
 def fit_or_load_path(gr: GridRounds, config, folder) -> str:
@@ -153,7 +143,11 @@ def compare_surrogates(gr: GridRounds, config=None, folder=None, surrogates=("GP
 
     import arviz as az
 
-    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, GridSearchModel, family_probabilities
+    from ibo_pymc.tasks.gridsearch.model import (
+        GridSearchConfig,
+        GridSearchModel,
+        family_probabilities,
+    )
 
     config = config or GridSearchConfig()
     fits, loos = {}, {}

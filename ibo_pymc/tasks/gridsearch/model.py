@@ -245,9 +245,9 @@ def load(path):
 
 
 def fit_and_save(gr: GridRounds, config: GridSearchConfig, path: str) -> dict:
-    """One execution-layer job: fit, save, return the convergence row."""
-    idata = fit(gr, config)
-    save(idata, path)
+    """One execution-layer job: fit (or reuse the fit saved at ``path``: :meth:`GridSearchModel.fit_or_load`),
+    return the convergence row."""
+    idata = GridSearchModel.fit_or_load(gr, config, path).idata
     return {"subject": gr.subject, "context": gr.context, "path": str(path), **headline(convergence(idata, config))}
 
 
