@@ -205,9 +205,11 @@ def _sampling_wrapper():
     from arviz import SamplingWrapper
 
     class UnitRefit(SamplingWrapper):
-        """Exact leave-one-unit-out for :func:`arviz.reloo` on a model of the base class: the model is fitted
-        again without unit ``i`` (same configuration), and unit ``i``'s log predictive density is
-        ``log mean_s p(y_i | draw s)`` over the refit's draws (:meth:`~ibo_pymc.engine.model.IBOModelBase.predictive_loglik`)."""
+        """Exact leave-one-unit-out for :func:`arviz.reloo`: the model is fitted again without unit ``i`` (same
+        configuration), and unit ``i``'s log predictive density is ``log mean_s p(y_i | draw s)`` over the
+        refit's draws. The model provides ``unit_coords()``, ``select_units(keep)``, ``predictive_loglik(idata,
+        observations)``, ``fit_attrs()`` and ``fit(progress=False)``, as :class:`~ibo_pymc.engine.model.IBOModelBase`
+        does (and the hotspot task's model)."""
 
         def __init__(self, model, log=None):
             super().__init__(model=None, idata_orig=model.idata)
@@ -217,17 +219,20 @@ def _sampling_wrapper():
         def sel_observations(self, idx):
             if not isinstance(idx, np.ndarray):  # arviz probes the methods with dummy arguments first
                 raise TypeError("expected an array of unit positions")
-            keep = np.ones(len(self.fit.unit_coords()[1]), bool)
+            unit, units = self.fit.unit_coords()
+            keep = np.ones(len(units), bool)
             keep[np.asarray(idx).ravel()] = False
+            self._left_out = f"{unit} {', '.join(str(units[i]) for i in np.flatnonzero(~keep))}"
             return self.fit.select_units(keep), self.fit.select_units(~keep)
 
         def sample(self, modified_observed_data):
             if modified_observed_data is None or isinstance(modified_observed_data, (int, float, str)):
                 raise TypeError("expected observations")
             if self.log:
-                self.log(f"{self.fit.task} subject {self.fit.fit_attrs()['subject']}: refitting without a unit")
+                a = self.fit.fit_attrs()
+                self.log(f"{self.fit.task} subject {a['subject']} {a['model']}: refitting without {self._left_out}")
             m = type(self.fit)(modified_observed_data, config=self.fit.config)
-            m.fit()
+            m.fit(progress=False)
             return m
 
         def get_inference_data(self, fitted_model):

@@ -8,7 +8,7 @@
   (:mod:`ibo_pymc.tasks.hotspot.loo`); moment matching of the components whose Pareto k
   exceeds 0.7 (:func:`arviz_stats.loo_moment_match`); and for each round still
   above 0.7, an exact refit of the model without it (:func:`arviz.reloo` with
-  :class:`RoundRefit`, an :class:`arviz.SamplingWrapper`), so its elpd is exact
+  the engine's :class:`~ibo_pymc.engine.loo.UnitRefit`, an :class:`arviz.SamplingWrapper`), so its elpd is exact
   up to Monte-Carlo error. A fit takes seconds, so exact refits are affordable.
 * :func:`heldout_lppd` -- the paper's protocol with the sampled model: the log
   pointwise predictive density of the test rounds, summed, under the posterior
@@ -25,10 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from arviz import SamplingWrapper
 
 from ibo_pymc.tasks.hotspot.data.rounds import SubjectObservations
-from ibo_pymc.tasks.hotspot.forward.variants import MODELS, get_variant
+from ibo_pymc.tasks.hotspot.forward.variants import MODELS
 from ibo_pymc.tasks.hotspot.loo import K_THRESHOLD, mixture_loo, quiet_pareto
 
 COLUMNS = ("subject", "model", "elpd_loo", "se", "p_loo", "elpd_diff", "weight", "max_pareto_k", "n_refit",
@@ -42,51 +41,6 @@ def _psis_loo(idata):
         return az.loo(idata, pointwise=True)
 
 
-class RoundRefit(SamplingWrapper):
-    """Exact leave-one-round-out for :func:`arviz.reloo`: fit the subject's model again without round ``i``.
-
-    The refit uses the original fit's configuration (model, sampler, seed), and
-    the left-out round's log predictive density is ``log mean_s p(theta2_i | draw s)``
-    over the refit's posterior draws.
-    """
-
-    def __init__(self, fit, log=None):
-        super().__init__(model=None, idata_orig=fit.idata)
-        self.fit = fit
-        self.log = log
-
-    def sel_observations(self, idx):
-        if not isinstance(idx, np.ndarray):  # arviz probes the methods with dummy arguments first
-            raise TypeError("expected an array of round positions")
-        keep = np.ones(self.fit.obs.n_rounds, bool)
-        keep[np.asarray(idx).ravel()] = False
-        return self.fit.obs.subset(keep), self.fit.obs.subset(~keep)
-
-    def sample(self, modified_observed_data):
-        from ibo_pymc.tasks.hotspot.model.fit import IBOModel
-
-        if not isinstance(modified_observed_data, SubjectObservations):
-            raise TypeError("expected SubjectObservations")
-        if self.log:
-            self.log(f"subject {self.fit.obs.subject} {self.fit.config.model}: refitting without round "
-                     f"{sorted(set(self.fit.obs.session_id) - set(modified_observed_data.session_id))[0]}")
-        m = IBOModel(modified_observed_data, config=self.fit.config)
-        m.fit(progress=False)
-        return m
-
-    def get_inference_data(self, fitted_model):
-        if not hasattr(fitted_model, "idata"):
-            raise TypeError("expected a fitted IBOModel")
-        return fitted_model.idata
-
-    def log_likelihood__i(self, excluded_obs, idata__i):
-        import xarray as xr
-
-        if not isinstance(excluded_obs, SubjectObservations):
-            raise TypeError("expected SubjectObservations")
-        return xr.DataArray(heldout_loglik(idata__i, excluded_obs, tables=self.fit.tables)[:, 0], dims=["sample"])
-
-
 def reliable_loo(fit, *, k_threshold: float = K_THRESHOLD, moment_match: bool = True, log=None):
     """PSIS-LOO of a fitted :class:`~ibo_pymc.tasks.hotspot.model.fit.IBOModel` that every round can trust.
 
@@ -96,10 +50,10 @@ def reliable_loo(fit, *, k_threshold: float = K_THRESHOLD, moment_match: bool = 
     of the estimate used for each round (0 for refit rounds, whose elpd is
     exact), with an extra entry ``n_moment_matched``, and the number of rounds refit.
     """
-    from ibo_pymc.engine.loo import refit_unreliable
+    from ibo_pymc.engine.loo import UnitRefit, refit_unreliable
 
     loo = mixture_loo(fit, moment_match=moment_match, k_threshold=k_threshold)
-    return refit_unreliable(loo, RoundRefit(fit, log=log), k_threshold=k_threshold)
+    return refit_unreliable(loo, UnitRefit(fit, log=log), k_threshold=k_threshold)
 
 
 def loo_table(fits: dict, reference: str = "tau_pm", *, refit: bool = True, log=None) -> pd.DataFrame:
@@ -159,31 +113,11 @@ def heldout_lppd(idata, test: SubjectObservations, *, tables=None) -> float:
     """Summed log pointwise predictive density of held-out rounds under a fit's posterior."""
     if test.n_rounds == 0:
         return 0.0
+    from ibo_pymc.tasks.hotspot.model.pointwise import heldout_loglik
+
     ll = heldout_loglik(idata, test, tables=tables)
     top = ll.max(axis=0)
     return float((top + np.log(np.exp(ll - top).mean(axis=0))).sum())
-
-
-def heldout_loglik(idata, test: SubjectObservations, *, tables=None) -> np.ndarray:
-    """log p(theta2_i | draw s) of held-out rounds at every posterior draw: shape (draws, rounds)."""
-    from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
-    from ibo_pymc.tasks.hotspot.model import pointwise
-    from ibo_pymc.tasks.hotspot.model.builder import SubjectData
-
-    post = idata.posterior
-    model = post.attrs["model"]
-    sd = SubjectData.prepare(test, model, tables)
-    flat = {v: post[v].values.reshape(-1) for v in post.data_vars if post[v].ndim == 2}
-    fams = post["family_draw"].attrs["labels"].split(",")
-    S = len(flat["gamma"])
-    tn, tp = get_variant(model).tau_pair(flat)
-    ll = np.empty((S, test.n_rounds))
-    for k, f in enumerate(fams):
-        m = flat["family_draw"] == k
-        if m.any():
-            ll[m] = pointwise.loglik(sd, f, flat[get_family(f).var_name][m], tn[m], tp[m], flat["gamma"][m], flat["w"][m])
-    # pointwise works in SubjectData's internal round order; back to the order of ``test``
-    return sd.to_subject_order(ll)
 
 
 def fit_path(folder, subject: int, model: str, tag: str = "") -> Path:

@@ -1,33 +1,10 @@
-"""PSIS-LOO of a hotspot fit, computed per mixture component, with moment matching (:mod:`ibo_pymc.engine.loo`).
+"""PSIS-LOO of a hotspot fit, per mixture component, with moment matching: the engine's estimators
+(:mod:`ibo_pymc.engine.loo`, where the method is explained) on the hotspot model's components.
 
-A fit's posterior is a mixture of conditional posteriors, one per component
-``c`` (a family, or a stratum of one), weighted by ``P(c | y)`` (the
-``probability`` of the ``component_evidence`` group, from the bridge-sampled evidences). The
-leave-one-round-out predictive density of round ``i`` decomposes exactly over
-the components::
-
-    1 / p(y_i | y_-i) = sum_c P(c | y) / p(y_i | y_-i, c)
-
-so each ``p(y_i | y_-i, c)`` is estimated by PSIS on component ``c``'s own NUTS
-draws (the ``conditional_posterior`` group), where the importance ratios are
-far better behaved than on the pooled draws (a round that contradicts one
-family no longer throws huge weights onto that family's few draws). The
-weight of component ``c`` in round ``i``'s estimate is its leave-one-out
-probability ``P(c | y_-i)``; the Pareto k reported for round ``i`` is the
-largest k among the components with ``P(c | y_-i)`` at least the fit's
-``relevance`` (0.001 by default; a less probable component moves
-``elpd_i`` by less than 0.001 even if its own estimate were off by 100%).
-
-Components whose PSIS k exceeds the threshold (0.7) in a round where they
-matter are moment-matched (Paananen et al. 2021, Statistics and Computing 31:16;
-:func:`arviz_stats.loo_moment_match`) in the component's unconstrained space
-(logit of each parameter over its prior interval), where the posterior density
-is the likelihood times the uniform prior times the Jacobian. Rounds still
-above the threshold after that are refitted exactly by
-:func:`ibo_pymc.tasks.hotspot.compare.reliable_loo`.
-
-The estimators are the engine's (:mod:`ibo_pymc.engine.loo`); this module hands them each component's draws
-(strata included) through the hotspot model's parameters.
+A component is a family or a stratum of one (:class:`~ibo_pymc.tasks.hotspot.model.builder.Component`); its
+draws are mapped to the unconstrained scale by the logit of each parameter over its prior interval (the
+strata's restricted intervals included), through the hotspot model's parameters. Rounds still above the
+threshold after moment matching are refitted exactly by :func:`ibo_pymc.tasks.hotspot.compare.reliable_loo`.
 """
 
 from __future__ import annotations

@@ -271,6 +271,25 @@ class IBOModel:
             j += b.size
         return out
 
+    # --- what the engine's exact leave-one-round-out refits (ibo_pymc.engine.loo.UnitRefit) call ----------
+    task = "hotspot"
+    observed = "theta2"
+
+    def unit_coords(self) -> tuple[str, list]:
+        return "round", list(np.asarray(self.obs.session_id).tolist())
+
+    def select_units(self, keep) -> SubjectObservations:
+        return self.obs.subset(np.asarray(keep, bool))
+
+    def predictive_loglik(self, idata, observations) -> np.ndarray:
+        """log p(theta2_i | draw s) of ``observations`` at every draw of ``idata``: (draws, rounds)."""
+        from ibo_pymc.tasks.hotspot.model.pointwise import heldout_loglik
+
+        return heldout_loglik(idata, observations, tables=self.tables)
+
+    def fit_attrs(self) -> dict:
+        return {"subject": int(self.obs.subject), "model": self.config.model}
+
     # --- results ---------------------------------------------------------------------------
     def _need_fit(self):
         if self.idata is None:

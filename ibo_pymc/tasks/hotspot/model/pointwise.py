@@ -43,3 +43,23 @@ def loglik(sd: SubjectData, family: str, param, tau_neg, tau_pos, gamma, w, *, c
         ts = theta_star(sd, family, p, tn, tp)
         out[s : s + chunk] = wc_mixture_logp_numpy(x[None, :], ts, g[:, None], ww[:, None])
     return out.reshape(shape + (len(x),))
+
+
+def heldout_loglik(idata, test, *, tables=None) -> np.ndarray:
+    """log p(theta2_i | draw s) of held-out rounds at every posterior draw: shape (draws, rounds)."""
+    from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
+
+    post = idata.posterior
+    model = post.attrs["model"]
+    sd = SubjectData.prepare(test, model, tables)
+    flat = {v: post[v].values.reshape(-1) for v in post.data_vars if post[v].ndim == 2}
+    fams = post["family_draw"].attrs["labels"].split(",")
+    S = len(flat["gamma"])
+    tn, tp = get_variant(model).tau_pair(flat)
+    ll = np.empty((S, test.n_rounds))
+    for k, f in enumerate(fams):
+        m = flat["family_draw"] == k
+        if m.any():
+            ll[m] = loglik(sd, f, flat[get_family(f).var_name][m], tn[m], tp[m], flat["gamma"][m], flat["w"][m])
+    # pointwise works in SubjectData's internal round order; back to the order of ``test``
+    return sd.to_subject_order(ll)
