@@ -187,8 +187,8 @@ def subject_arg(text: str) -> list[int] | str:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a subject number, numbers separated by commas, or 'all', "
                                          f"got {text!r}") from None
-    if not out or out[0] <= 0:
-        raise argparse.ArgumentTypeError(f"expected subject numbers >= 1 or 'all', got {text!r}")
+    if not out or out[0] < 0:  # 0 is a participant id in some studies' tables; the data decide
+        raise argparse.ArgumentTypeError(f"expected subject numbers >= 0 or 'all', got {text!r}")
     return out
 
 

@@ -10,7 +10,9 @@
 ``ibo-cohort run --data DIR --out DIR [--fits DIR]``
     fits every subject under u, ũ and ũ± (saved fits reused), and writes the log
     evidences and the model-level and family-level BMS tables and figure
-    (:data:`ibo_pymc.tasks.hotspot.population.workflow.FILES`).
+    (:data:`ibo_pymc.population.selection.FILES`). With ``--task gridsearch
+    --context spatial|conceptual``: every participant under the GP and the mean
+    tracker, the same comparisons and files.
 ``ibo-cohort hierarchical --data DIR --out DIR [--fits DIR] [--split FILE]``
     the hierarchical ũ± model (:mod:`ibo_pymc.tasks.hotspot.model.hierarchical`): population
     quantities, each subject's shrunken estimates, the shrinkage figure, the

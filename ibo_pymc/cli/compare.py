@@ -38,7 +38,7 @@ def build_parser() -> ArgumentParser:
                    "commas, or 'all'")
     p.task_option("--context", tasks={"gridsearch": "spatial"}, choices=("spatial", "conceptual"),
                   help="gridsearch: which version of the task (default spatial); the GP is compared with the "
-                   "Bayesian mean tracker by PSIS-LOO over rounds, families marginalised")
+                   "Bayesian mean tracker by reliable LOO over rounds, families marginalised")
     add_data_option(p)
     p.task_option("--split", tasks={"hotspot": None}, metavar="FILE",
                   help="hotspot: split file (subject,session_id,set) for the held-out column; default: a seeded random "
@@ -84,7 +84,7 @@ def _gridsearch(args) -> int:
         print(res[list(COMPARE_COLUMNS)].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     if len(subjects) > 1:
         best = res[res["rank"] == 0]["surrogate"].value_counts()
-        print("\nbest by PSIS-LOO: " + ", ".join(f"{s} for {n}" for s, n in best.items())
+        print("\nbest by reliable LOO: " + ", ".join(f"{s} for {n}" for s, n in best.items())
               + f" of {len(subjects)} participants ({args.context}); summed elpd_loo: "
               + ", ".join(f"{s} {v:.1f}" for s, v in res.groupby("surrogate")["elpd_loo"].sum().items()))
     if args.csv:

@@ -133,7 +133,7 @@ def _gridsearch(args) -> int:
         check_suffix(args.out, "--out", (".nc",))
         paths = [Path(args.out) if args.out else Path(DEFAULT_DIR) / name(subjects[0])]
     t0 = time.perf_counter()
-    if not many:
+    if not many and args.scheduler is None:  # one participant here; with --scheduler, on the cluster
         gr = grid_data.grid_rounds(table, subjects[0], args.context)
         if not args.quiet:
             print(f"fitting participant {gr.subject} ({args.context}, {args.surrogate}): {gr.n_rounds} rounds, "
@@ -166,7 +166,8 @@ def _gridsearch(args) -> int:
         from ibo_pymc.io import write_csv
         from ibo_pymc.tasks.gridsearch.fits_table import summarise_fits
 
-        summ_path = Path(args.out or DEFAULT_DIR) / f"summary-gridsearch-{args.context}-{args.surrogate}.csv"
+        folder = Path(args.out or DEFAULT_DIR) if many else paths[0].parent  # one participant: beside its fit
+        summ_path = folder / f"summary-gridsearch-{args.context}-{args.surrogate}.csv"
         write_csv(summarise_fits([r["path"] for r in rows]), summ_path, float_format="%.6g")
         print(f"wrote {len(rows)} fits and {summ_path} (posterior intervals, family probabilities, PSIS-LOO, "
               f"convergence; {time.perf_counter() - t0:.0f} s)", file=sys.stderr)

@@ -17,7 +17,7 @@ import pandas as pd
 import xarray as xr
 
 from ibo_pymc.engine.mixing import largest_remainder, softmax
-from ibo_pymc.engine.results import sum_with_error
+from ibo_pymc.engine.results import family_evidence_dataset, sum_with_error
 from ibo_pymc.engine.schema import FORMAT
 
 #: sampler statistics kept per sampled family
@@ -53,8 +53,8 @@ def marginal_draws(model, fits, probabilities, rng: np.random.Generator):
 
 
 def pointwise_loglik(model, family: np.ndarray, params: dict, fams) -> np.ndarray:
-    """Each draw's log-likelihood per observation unit under its own family: (chain, draw, units)."""
-    C, D = family.shape
+    """Each draw's log-likelihood per observation unit under its own family: ``family.shape + (units,)``
+    (draws laid out as (chain, draw), or flat)."""
     ll = None
     for k, f in enumerate(fams):
         sel = family == k
@@ -62,35 +62,17 @@ def pointwise_loglik(model, family: np.ndarray, params: dict, fams) -> np.ndarra
             continue
         vals = model.loglik(f, {n: v[sel] for n, v in params.items()})
         if ll is None:
-            ll = np.empty((C, D, vals.shape[-1]))
+            ll = np.empty(family.shape + (vals.shape[-1],))
         ll[sel] = vals
     return ll
 
 
 def evidence_group(fits, probabilities) -> xr.Dataset:
     """The ``component_evidence`` group (one component per family here; strata are components too)."""
-    fams = [f.family for f in fits]
-    log_ev = np.array([f.log_evidence for f in fits], float)
-    rel = np.array([f.rel_error for f in fits], float)
-    fam_err = [sum_with_error(log_ev[[k]], rel[[k]])[1] for k in range(len(fits))]
-    return xr.Dataset(
-        {
-            "component_family": ("component", fams),
-            "log_evidence": ("component", log_ev),
-            "log_evidence_rel_error": ("component", rel),
-            "probability": ("component", np.asarray(probabilities, float)),
-            "r_hat": ("component", np.array([f.r_hat for f in fits], float)),
-            "ess_bulk": ("component", np.array([f.ess_bulk for f in fits], float)),
-            "ess_tail": ("component", np.array([f.ess_tail for f in fits], float)),
-            "method": ("component", [f.method for f in fits]),
-            "thin": ("component", np.array([f.thin for f in fits], np.int64)),
-            "divergences": ("component", np.array([f.divergences for f in fits], np.int64)),
-            "family_log_evidence": ("family", log_ev),
-            "family_log_evidence_error": ("family", np.array(fam_err, float)),
-            "family_probability": ("family", np.asarray(probabilities, float)),
-        },
-        coords={"component": fams, "family": fams},
-    )
+    cols = {c: [getattr(f, a) for f in fits] for c, a in (("log_evidence", "log_evidence"), ("rel_error", "rel_error"),
+            ("r_hat", "r_hat"), ("ess_bulk", "ess_bulk"), ("ess_tail", "ess_tail"), ("method", "method"),
+            ("thin", "thin"), ("divergences", "divergences"))}
+    return family_evidence_dataset([f.family for f in fits], probabilities, **cols)
 
 
 def assemble(model, fits, rng: np.random.Generator):
@@ -129,9 +111,7 @@ def assemble(model, fits, rng: np.random.Generator):
         groups["sample_stats"] = xr.concat([_stats(f.stats) for f in sampled],
                                            dim=pd.Index([f.family for f in sampled], name="sampled_component"))
     idata = az.InferenceData(**groups)
-    # a screened family's Laplace evidence has no error estimate; its weight is below exp(-screen) anyway
-    total, err = sum_with_error(np.array([f.log_evidence for f in fits]),
-                                np.nan_to_num(np.array([f.rel_error for f in fits]), nan=0.0))
+    total, err = sum_with_error(np.array([f.log_evidence for f in fits]), np.array([f.rel_error for f in fits]))
     attrs = {
         "ibo_pymc_format": FORMAT,
         "ibo_pymc_version": __version__,

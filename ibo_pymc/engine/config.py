@@ -61,9 +61,12 @@ class EngineConfig:
             raise InputError(f"expected one of {', '.join(MASS_MATRICES)}, got {self.mass_matrix!r}", field="mass_matrix")
         if not 0 < self.target_accept < 1:
             raise InputError(f"expected a number in (0, 1), got {self.target_accept!r}", field="target_accept")
-        if not self.target_rhat >= 1 or not self.min_ess > 0 or not 0 <= self.relevance < 1 or not self.screen > 0:
-            raise InputError("expected target_rhat >= 1, min_ess > 0, 0 <= relevance < 1 and screen > 0",
-                             field="target_rhat")
+        for name, ok, what in (("target_rhat", self.target_rhat >= 1, "a number >= 1"),
+                               ("min_ess", self.min_ess > 0, "a number > 0"),
+                               ("relevance", 0 <= self.relevance < 1, "a number in [0, 1)"),
+                               ("screen", self.screen > 0, "a number > 0 (inf: no screening)")):
+            if not ok:
+                raise InputError(f"expected {what}, got {getattr(self, name)!r}", field=name)
 
     def replace(self, **changes):
         import dataclasses
@@ -75,7 +78,12 @@ class EngineConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
+        """The settings as JSON-ready values; a setting whose default is a float is written as a float, so that
+        400 and 400.0 are one configuration (one hash)."""
         d = asdict(self)
+        for f in fields(self):
+            if isinstance(f.default, float) and isinstance(d[f.name], int) and not isinstance(d[f.name], bool):
+                d[f.name] = float(d[f.name])
         d["screen"] = None if math.isinf(self.screen) else self.screen
         return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
 

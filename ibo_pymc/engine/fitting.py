@@ -160,9 +160,11 @@ def sample_family(density: Density, mode: np.ndarray, config: EngineConfig, seed
     return X, tr.sample_stats
 
 
-def fit_families(model, config: EngineConfig) -> list[FamilyFit]:
+def fit_families(model, config: EngineConfig, *, progress: bool = False) -> list[FamilyFit]:
     """Every family's conditional posterior and evidence (module docstring); ``model`` is an
-    :class:`~ibo_pymc.engine.model.IBOModelBase`."""
+    :class:`~ibo_pymc.engine.model.IBOModelBase`. ``progress``: one line on stderr per family."""
+    import sys
+
     families = tuple(model.families)
     seeds = np.random.SeedSequence(model.seed_entropy()).spawn(len(families) + 2)  # [-1]: the assembly
     density = {f: model.density(f) for f in families}
@@ -187,6 +189,9 @@ def fit_families(model, config: EngineConfig) -> list[FamilyFit]:
                 break
             thin *= 2  # run longer, keep every thin-th draw
         ev = bridge_from_draws(X, density[fam].value, rng)
+        if progress:
+            print(f"  {fam}: R-hat {r_hat:.3f}, ESS {min(bulk, tail):.0f}" + (f", thinned {thin}x" if thin > 1 else ""),
+                  file=sys.stderr, flush=True)
         divergences = int(np.asarray(stats["diverging"]).sum()) if "diverging" in stats else 0
         out.append(FamilyFit(fam, names, X, stats, ev.log_evidence, ev.rel_error, "bridge", r_hat, bulk, tail,
                              divergences, thin))

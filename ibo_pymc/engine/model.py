@@ -102,11 +102,12 @@ class IBOModelBase:
 
     # --- fitting ---------------------------------------------------------------------------------
     def fit(self, progress: bool = False):
-        """Fit every family, assemble the marginal posterior, and return the InferenceData (kept as ``idata``)."""
+        """Fit every family, assemble the marginal posterior, and return the InferenceData (kept as ``idata``).
+        ``progress``: one line on stderr per family as it is fitted."""
         from ibo_pymc.engine.assembly import assemble
         from ibo_pymc.engine.fitting import family_seed, fit_families
 
-        fits = fit_families(self, self.config)
+        fits = fit_families(self, self.config, progress=progress)
         self.idata = assemble(self, fits, np.random.default_rng(family_seed(self)))
         return self.idata
 
@@ -204,21 +205,14 @@ class IBOModelBase:
     def predictive_loglik(self, idata, observations) -> np.ndarray:
         """The log-likelihood of ``observations`` (e.g. held-out units) at every marginal draw of ``idata``,
         each draw under its own family: (draws, units)."""
-        other = type(self)(observations, config=self.config)
+        from ibo_pymc.engine.assembly import pointwise_loglik
+
         post = idata.posterior
         fams = post["family_draw"].attrs["labels"].split(",")
-        family = post["family_draw"].values.ravel()
         names = {n for f in fams for n in self.priors(f)}
         flat = {n: post[n].values.ravel() for n in names}
-        out = None
-        for k, f in enumerate(fams):
-            sel = family == k
-            if sel.any():
-                v = other.loglik(f, {n: a[sel] for n, a in flat.items()})
-                if out is None:
-                    out = np.empty((len(family), v.shape[-1]))
-                out[sel] = v
-        return out
+        return pointwise_loglik(type(self)(observations, config=self.config), post["family_draw"].values.ravel(),
+                                flat, fams)
 
     def plot(self, *, hdi_prob: float = 0.95):
         """The fit at a glance: the families' posterior probabilities and each shared parameter's
@@ -249,18 +243,17 @@ class IBOModelBase:
     @classmethod
     def fit_or_load(cls, observations, config: EngineConfig | None, path):
         """The fit saved at ``path`` when it was made from the same observations with the same configuration
-        (``cores`` aside); else a new fit, saved there. Every command that needs a fit goes through this, so a
-        saved fit is reused by all of them."""
+        (``cores`` aside); else a new fit, saved there (over a fit of another configuration or other data)."""
+        from ibo_pymc.engine.schema import read_fit
+
         m = cls(observations, config)
         path = Path(path)
-        if path.is_file():
-            try:
-                saved = cls.load(path, config=m.config)
-            except InputError:
-                saved = None
-            if saved is not None and all(g in saved.idata.groups() and saved.idata[g].equals(ds)
-                                         for g, ds in m.data_groups().items()):
-                m.idata = saved.idata
+        if path.is_file():  # an unreadable file, or a fit of another task, is an error, not fitted over
+            idata = read_fit(path)
+            saved, _ = cls._saved(idata, path)
+            if saved.key() == m.config.key() and all(g in idata.groups() and idata[g].equals(ds)
+                                                     for g, ds in m.data_groups().items()):
+                m.idata = idata
                 return m
         m.fit()
         m.save(path)
@@ -281,16 +274,26 @@ class IBOModelBase:
         from ibo_pymc.engine.schema import read_fit
 
         idata = read_fit(path)
-        attrs = idata.posterior.attrs
-        if attrs.get("task") != cls.task:
-            raise InputError(f"a fit of the {attrs.get('task')!r} task, not of {cls.task!r}", path=path, field="task")
-        saved = cls.config_class.from_dict(json.loads(attrs["config"]))
+        saved, observations = cls._saved(idata, path)
         if config is not None and config.key() != saved.key():
             raise InputError(f"fitted with another configuration (hash {saved.key()}, expected {config.key()}); "
                              "fit again or load it without a configuration", path=path, field="config")
-        m = cls(cls.from_fit(idata), config=saved)
+        m = cls(observations, config=saved)
         m.idata = idata
         return m
+
+    @classmethod
+    def _saved(cls, idata, path):
+        """A saved fit's configuration and observations; a fit of another task, or one whose attrs or data do
+        not rebuild them, is an :class:`~ibo_pymc.errors.InputError` naming the file."""
+        attrs = idata.posterior.attrs
+        if attrs.get("task") != cls.task:
+            raise InputError(f"a fit of the {attrs.get('task')!r} task, not of {cls.task!r}", path=path, field="task")
+        try:
+            return cls.config_class.from_dict(json.loads(attrs["config"])), cls.from_fit(idata)
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            raise InputError(f"malformed {cls.task} fit ({type(exc).__name__}: {exc})", path=path,
+                             field="config") from None
 
 
 def _hdi(v, prob):

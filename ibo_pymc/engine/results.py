@@ -22,6 +22,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 #: columns of :func:`component_table`
 COLUMNS = ("family", "log_evidence", "log_evidence_rel_error", "probability", "r_hat", "ess_bulk", "ess_tail")
@@ -65,12 +66,14 @@ def family_probability(idata) -> dict:
 
 
 def sum_with_error(log_z: np.ndarray, rel_error: np.ndarray) -> tuple[float, float]:
-    """log of sum(Z_c) and the relative error of the sum, from log Z_c and the relative errors r_c."""
+    """log of sum(Z_c) and the relative error of the sum, from log Z_c and the relative errors r_c. A component
+    without an error estimate (NaN: a family screened out by its Laplace evidence, whose weight is below
+    ``exp(-screen)``) counts as exact in the sum."""
     from scipy.special import logsumexp
 
     total = float(logsumexp(log_z))
     with np.errstate(divide="ignore"):
-        err = float(np.exp(0.5 * logsumexp(2 * (log_z + np.log(rel_error))) - total))
+        err = float(np.exp(0.5 * logsumexp(2 * (log_z + np.log(np.nan_to_num(rel_error, nan=0.0)))) - total))
     return total, err
 
 
@@ -90,3 +93,30 @@ def log_evidence(idata) -> pd.DataFrame:
     total, err = sum_with_error(comp["log_evidence"].to_numpy(float), comp["log_evidence_rel_error"].to_numpy(float))
     rows["all"] = (total - float(np.log(len(fams))), err)
     return pd.DataFrame(rows, index=["log_evidence", "error"]).T.rename_axis("family")
+
+
+def family_evidence_dataset(families, probability, *, log_evidence, rel_error, r_hat, ess_bulk, ess_tail, method,
+                            thin, divergences) -> xr.Dataset:
+    """The ``component_evidence`` group of a fit whose components are its families (the family-by-family
+    engine's, and older grid fits read by :func:`ibo_pymc.engine.schema.read_fit`)."""
+    log_ev = np.asarray(log_evidence, float)
+    rel = np.asarray(rel_error, float)
+    return xr.Dataset(
+        {
+            "component_family": ("component", list(families)),
+            "log_evidence": ("component", log_ev),
+            "log_evidence_rel_error": ("component", rel),
+            "probability": ("component", np.asarray(probability, float)),
+            "r_hat": ("component", np.asarray(r_hat, float)),
+            "ess_bulk": ("component", np.asarray(ess_bulk, float)),
+            "ess_tail": ("component", np.asarray(ess_tail, float)),
+            "method": ("component", list(method)),
+            "thin": ("component", np.asarray(thin, np.int64)),
+            "divergences": ("component", np.asarray(divergences, np.int64)),
+            "family_log_evidence": ("family", log_ev),
+            # one component per family: the family's error is the component's
+            "family_log_evidence_error": ("family", rel),
+            "family_probability": ("family", np.asarray(probability, float)),
+        },
+        coords={"component": list(families), "family": list(families)},
+    )

@@ -75,12 +75,14 @@ def read_fit(path):
     idata = open_fit(path)
     try:
         return upgrade(idata)
-    except (KeyError, ValueError) as exc:
+    except (KeyError, ValueError, AttributeError, TypeError) as exc:
         raise InputError(f"not an ibo-pymc fit ({type(exc).__name__}: {exc})", path=path) from None
 
 
 def upgrade(idata):
     """``idata`` in the fit schema: unchanged if it is, else rewritten from an older format."""
+    if "posterior" not in idata.groups():
+        raise KeyError("posterior")
     attrs = dict(idata.posterior.attrs)
     if "ibo_pymc_format" in attrs:
         if "task" not in attrs:  # hotspot formats 2 and 3
@@ -108,20 +110,12 @@ def _gridsearch_format_1(idata):
         posterior["family_draw"].attrs["labels"] = ",".join(fams)
     config = json.loads(attrs["config"])
     config["target_rhat"], config["min_ess"] = config.pop("r_hat", 1.01), config.pop("ess", 400.0)
-    evidence = xr.Dataset(
-        {
-            "component_family": ("component", fams),
-            "log_evidence": ("component", ev["log_evidence"].values),
-            "log_evidence_rel_error": ("component", ev["rel_error"].values),
-            "probability": ("component", ev["probability"].values),
-            **{c: ("component", ev[c].values) for c in ("r_hat", "ess_bulk", "ess_tail", "method", "thin",
-                                                         "divergences")},
-            "family_log_evidence": ("family", ev["log_evidence"].values),
-            "family_log_evidence_error": ("family", ev["rel_error"].values),
-            "family_probability": ("family", ev["probability"].values),
-        },
-        coords={"component": fams, "family": fams},
-    )
+    from ibo_pymc.engine.results import family_evidence_dataset
+
+    evidence = family_evidence_dataset(fams, ev["probability"].values, log_evidence=ev["log_evidence"].values,
+                                       rel_error=ev["rel_error"].values,
+                                       **{c: ev[c].values for c in ("r_hat", "ess_bulk", "ess_tail", "method", "thin",
+                                                                    "divergences")})
     groups = {"posterior": posterior, "conditional_posterior": xr.Dataset(cond).assign_coords(component=fams),
               "log_likelihood": idata.log_likelihood, "component_evidence": evidence,
               "observed_data": idata.observed_data}

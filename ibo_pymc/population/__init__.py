@@ -2,10 +2,14 @@
 
 * :mod:`~ibo_pymc.population.bms` -- random-effects Bayesian model selection: expected frequencies,
   exceedance and protected exceedance probabilities, Bayesian omnibus risk, families of models
-* :mod:`~ibo_pymc.population.plots` -- the BMS and shrinkage figures
+* :mod:`~ibo_pymc.population.evidence` -- the long and wide evidence tables of any task's fits (read from
+  the fit schema), reading such a table from a file
+* :mod:`~ibo_pymc.population.selection` -- a cohort's three comparisons (models, families, models with the
+  family as a random effect), their files and figure
+* :mod:`~ibo_pymc.population.plots` -- the BMS, shrinkage and family-probability figures
 
-A task's own population workflow (its fits -> log evidences -> BMS -> files) lives with the task, e.g.
-:mod:`ibo_pymc.tasks.hotspot.population`.
+What stays with a task: its own fitting of a cohort and its second evidence paths (e.g. the hotspot task's
+fine grid, :mod:`ibo_pymc.tasks.hotspot.population`).
 """
 
 from ibo_pymc.population.bms import (

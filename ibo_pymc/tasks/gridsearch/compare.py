@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ibo_pymc.tasks.gridsearch.choice import HAS_BETA
 from ibo_pymc.tasks.gridsearch.data import GridRounds
 
 
@@ -32,23 +31,12 @@ def loo_by_round(idata):
 
 
 def predictive_loglik(idata, gr: GridRounds) -> np.ndarray:
-    """Log-likelihood of each round of ``gr`` at every marginal draw of ``idata``: (draws, rounds)."""
-    from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME
-    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, round_loglik_draws
+    """Log-likelihood of each round of ``gr`` at every marginal draw of ``idata``: (draws, rounds)
+    (:meth:`~.model.GridSearchModel.predictive_loglik`)."""
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, GridSearchModel
 
-    post = idata.posterior
-    cfg = GridSearchConfig.from_json(post.attrs["config"])
-    fams = list(cfg.families)
-    fam = family_draws(idata)
-    theta = post[THETA_NAME[cfg.surrogate]].values.ravel()
-    tau = post["tau"].values.ravel()
-    beta = post["beta"].values.ravel() if "beta" in post else np.zeros_like(tau)
-    out = np.empty((len(fam), gr.n_rounds))
-    for k, f in enumerate(fams):
-        sel = fam == k
-        if sel.any():
-            out[sel] = round_loglik_draws(gr, cfg.surrogate, f, theta[sel], beta[sel] if f in HAS_BETA else np.zeros(sel.sum()), tau[sel])
-    return out
+    cfg = GridSearchConfig.from_json(idata.posterior.attrs["config"])
+    return GridSearchModel(gr, cfg).predictive_loglik(idata, gr)
 
 
 def family_draws(idata) -> np.ndarray:

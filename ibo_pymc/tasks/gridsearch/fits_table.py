@@ -35,7 +35,7 @@ def summary_row(idata, hdi_prob: float = HDI_PROB) -> dict:
     row = {"participant": int(a["subject"]), "context": a["context"], "surrogate": a["surrogate"]}
     for name in ("lambda", "error_variance", "tau", "beta"):
         # beta: UCB's conditional posterior (the only family with one); the others family-marginalised
-        da = idata["conditional_posterior"]["beta"] if name == "beta" else post.get(name)
+        da = idata["conditional_posterior"].get("beta") if name == "beta" else post.get(name)
         if da is None:
             continue
         v = da.values.ravel()

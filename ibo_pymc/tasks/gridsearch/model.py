@@ -23,7 +23,7 @@ milliseconds). A family whose Laplace evidence is more than ``screen`` (default
 20) nats below the best family's has posterior probability below ~1e-8, far
 under the ``relevance`` (0.001) at which its convergence would be required; it
 is not sampled, its evidence is the Laplace estimate (``method`` = laplace in
-``family_evidence``) and its conditional draws are drawn from the Laplace
+``component_evidence``) and its conditional draws are drawn from the Laplace
 normal on the log scale. ``screen=inf`` samples every family.
 
 The fit is an InferenceData in the fit schema (:mod:`ibo_pymc.engine.schema`):

@@ -100,7 +100,10 @@ def recovery_row(truth: GridTruth, gr: GridRounds, idata, prob: float = 0.9) -> 
     probs = family_probabilities(idata)
     row = {"subject": gr.subject, "family": truth.family, theta: truth.theta, "beta": truth.beta, "tau": truth.tau,
            "p_true_family": float(probs[truth.family]), "map_family": str(probs.idxmax())}
-    names = [(theta, cond[theta].sel(component=truth.family)), ("tau", cond["tau"].sel(component=truth.family))]
+    def given(n):  # a parameter of several families has a component dim; of one family, not
+        return cond[n].sel(component=truth.family) if "component" in cond[n].dims else cond[n]
+
+    names = [(theta, given(theta)), ("tau", given("tau"))]
     if truth.family in HAS_BETA:
         names.append(("beta", cond["beta"]))
     for n, da in names:

@@ -79,7 +79,7 @@ def test_run_small_cohort(valid_raw, tmp_path):
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["run", "--out", "x", "--subject", "0"], "--subject"),
+    (["run", "--out", "x", "--subject", "-1"], "--subject"),
     (["run", "--out", "x", "--subject", "1,a"], "--subject"),
     (["bms", "--lme", "x.csv"], "--csv"),
 ])
