@@ -47,6 +47,17 @@ def build_parser() -> ArgumentParser:
     s.add_argument("--n-obs", type=positive_int, default=60, help="rounds per replicate (default 60)")
     s.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default ./ibo-results)")
 
+    v = sub.add_parser("recovery", help="gridsearch: parameter and family recovery of simulated participants")
+    add_task_option(v, supported=("gridsearch",))
+    v.add_argument("--n", type=positive_int, default=20, help="simulated participants (default 20)")
+    add_data_option(v)
+    v.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain (default 1000)")
+    v.add_argument("--tune", type=positive_int, default=500, help="tuning iterations per chain (default 500)")
+    v.add_argument("--csv", metavar="FILE", default=None, help="also write one row per participant here")
+    v.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0)")
+    v.add_argument("--quiet", action="store_true", help="no progress output")
+    add_execution_options(v)
+
     d = sub.add_parser("demo", help="write the simulated demo cohort (logs in the study's format plus truth.csv)")
     d.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: the per-user cache folder that --data demo reads)")
@@ -116,6 +127,18 @@ def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.io import write_csv
 
     args = build_parser().parse_args(argv)
+    if args.command == "recovery":
+        from ibo_pymc.tasks import get_task
+
+        check_suffix(args.csv, "--csv", (".csv",))
+        with executor(args) as ex:
+            table, report = get_task(args.task).recovery(args.data, args.n, args.seed, executor=ex, draws=args.draws,
+                                                         tune=args.tune)
+        print(report)
+        if args.csv:
+            write_csv(table, args.csv, float_format="%.6g")
+            print(f"wrote {args.csv}", file=sys.stderr)
+        return 0
     if args.command == "demo":
         from ibo_pymc.tasks.hotspot.datasets import demo_dir
         from ibo_pymc.tasks.hotspot.simulate.task import (

@@ -54,6 +54,15 @@ class GridSearchTask:
 
         return cohort_fits(dataset, subjects, folder, **options)
 
+    def recovery(self, data, n: int, seed: int = 0, *, executor=None, **settings):
+        """Recovery of ``n`` simulated participants on the study's environments (:func:`.simulate.recovery`)
+        and its report (:func:`.simulate.recovery_report`)."""
+        from ibo_pymc.tasks.gridsearch.data import load_environments, resolve_data_dir
+        from ibo_pymc.tasks.gridsearch.simulate import recovery, recovery_report
+
+        table = recovery(load_environments(resolve_data_dir(data)), n, seed, executor=executor, **settings)
+        return table, recovery_report(table)
+
     def load_fit(self, path):
         """A saved fit as its model (:class:`.model.GridSearchModel`)."""
         from ibo_pymc.tasks.gridsearch.model import GridSearchModel

@@ -211,3 +211,21 @@ def test_cohort_bms_of_the_grid_task(tmp_path, cogmaps_folder, capsys):
     assert fig.stat().st_size > 1000
     assert stamp == {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out" / "fits").iterdir()}
     capsys.readouterr()
+
+
+def test_cli_recovery(tmp_path, cogmaps_folder, capsys):
+    """ibo-simulate recovery --task gridsearch: simulated participants of known family and parameters, fitted,
+    with the recovery report and one row each (the hotspot task has its own studies: the command refuses it)."""
+    from ibo_pymc.cli.simulate import main
+
+    out = tmp_path / "rec.csv"
+    assert main(["recovery", "--task", "gridsearch", "--n", "2", "--data", str(cogmaps_folder), "--draws", "300",
+                 "--tune", "300", "--workers", "1", "--csv", str(out), "--quiet"]) == 0
+    report = capsys.readouterr().out
+    assert "true family most probable" in report and "90% interval covers the truth" in report
+    rows = pd.read_csv(out)
+    assert len(rows) == 2 and set(rows["family"]) <= {"UCB", "EI", "PI", "mean", "variance"}
+    assert {"p_true_family", "map_family", "lambda_mean", "lambda_covered", "r_hat_max"} <= set(rows.columns)
+    with pytest.raises(SystemExit) as exc:
+        main(["recovery", "--n", "2"])
+    assert exc.value.code == 2 and "--task hotspot is not available in ibo-simulate recovery" in capsys.readouterr().err
