@@ -88,19 +88,17 @@ def add_task_option(p: ArgumentParser, *, supported: tuple[str, ...] = TASK_NAME
     p.supported_tasks = supported
 
 
-def grid_subjects(table, wanted) -> list[int]:
-    """The grid task's participants that ``--subject`` names (``"all"`` or None: every one; a number; a list),
-    each checked to be in ``table``."""
-    from ibo_pymc.tasks.gridsearch.data import subjects
-
-    known = subjects(table)
+def task_subjects(task, dataset, wanted) -> list[int]:
+    """The subjects of ``dataset`` that ``--subject`` names (``"all"`` or None: every one; a list), each checked
+    to be in the data (through the task object)."""
+    known = task.subjects(dataset)
     if wanted is None or wanted == "all":
         return known
     missing = [s for s in wanted if s not in set(known)]
     if missing:
         raise InputError(f"participant {missing[0]} is not in the data ({len(known)} participants with ids "
                          f"{', '.join(map(str, known[:4]))}, ..., {known[-1]})", field="--subject")
-    return wanted
+    return list(wanted)
 
 
 def add_fit_options(p: ArgumentParser, *, fits_help: str | None = None) -> None:

@@ -16,11 +16,11 @@ from ibo_pymc.cli._common import (
     check_suffix,
     executor,
     fit_config,
-    grid_subjects,
     load_subjects,
     report_failures,
     run,
     subject_arg,
+    task_subjects,
 )
 from ibo_pymc.tasks.hotspot.data import load_split, random_split
 
@@ -57,38 +57,37 @@ def build_parser() -> ArgumentParser:
     return p
 
 
-def _gridsearch(args) -> int:
+def _compare_task(args) -> int:
     from pathlib import Path
 
     from ibo_pymc.execution import Job, run_jobs
     from ibo_pymc.io import write_csv
-    from ibo_pymc.tasks.gridsearch import data as grid_data
-    from ibo_pymc.tasks.gridsearch.compare import COMPARE_COLUMNS, compare_surrogates
-    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
+    from ibo_pymc.tasks import get_task
 
-    table = grid_data.load(args.data, progress=not args.quiet)
-    subjects = grid_subjects(table, args.subject)
+    task = get_task(args.task)
+    table = task.load(args.data, progress=not args.quiet)
+    subjects = task_subjects(task, table, args.subject)
     folder = Path(args.fits).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    cfg = GridSearchConfig(draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed)
-    tasks = [Job(f"participant {s}, {args.context}", compare_surrogates,
-                  (grid_data.grid_rounds(table, s, args.context), cfg, str(folder))) for s in subjects]
+    settings = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "seed": args.seed}
+    jobs = [Job(f"participant {s}, {args.context}", task.compare,
+                (task.observations(table, s, context=args.context), str(folder)), settings) for s in subjects]
     with executor(args) as ex:
-        out = run_jobs(tasks, ex, label="comparisons")
+        out = run_jobs(jobs, ex, label="comparisons")
     status = report_failures(out.failures, "ibo-compare")
     rows = [r for r in out.results if r is not None]
     if not rows:
         return status or 1
     res = pd.concat(rows, ignore_index=True)
     with pd.option_context("display.width", 160, "display.max_rows", 500):
-        print(res[list(COMPARE_COLUMNS)].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+        print(res[list(task.compare_columns)].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     if len(subjects) > 1:
         best = res[res["rank"] == 0]["surrogate"].value_counts()
         print("\nbest by reliable LOO: " + ", ".join(f"{s} for {n}" for s, n in best.items())
               + f" of {len(subjects)} participants ({args.context}); summed elpd_loo: "
               + ", ".join(f"{s} {v:.1f}" for s, v in res.groupby("surrogate")["elpd_loo"].sum().items()))
     if args.csv:
-        write_csv(res[list(COMPARE_COLUMNS)], args.csv, float_format="%.6g")
+        write_csv(res[list(task.compare_columns)], args.csv, float_format="%.6g")
         print(f"wrote {args.csv}", file=sys.stderr)
     return status
 
@@ -108,8 +107,8 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     check_suffix(args.csv, "--csv", (".csv",))
     check_suffix(args.plot, "--plot", (".png", ".pdf"))
-    if args.task == "gridsearch":
-        return _gridsearch(args)
+    if args.task != "hotspot":
+        return _compare_task(args)
     data, subjects = load_subjects(args)
     split = None
     if not args.no_holdout:

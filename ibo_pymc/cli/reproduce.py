@@ -14,11 +14,11 @@ from ibo_pymc.cli._common import (
     add_execution_options,
     add_task_option,
     executor,
-    grid_subjects,
     load_subjects,
     run,
     seed_int,
     subject_arg,
+    task_subjects,
 )
 from ibo_pymc.errors import InputError
 from ibo_pymc.io import write_csv
@@ -50,21 +50,21 @@ def build_parser() -> ArgumentParser:
     return p
 
 
-def _gridsearch(args) -> int:
+def _reproduce_task(args) -> int:
     from contextlib import ExitStack
 
     from ibo_pymc.io import atomic_path, check_writable
-    from ibo_pymc.tasks.gridsearch import data as grid_data
-    from ibo_pymc.tasks.gridsearch.mle import reproduce as reproduce_grid
+    from ibo_pymc.tasks import get_task
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a folder", path=out, field="--out")
-    table = grid_data.load(args.data, progress=not args.quiet)
-    subjects = grid_subjects(table, args.subject)
+    task = get_task(args.task)
+    table = task.load(args.data, progress=not args.quiet)
+    subjects = task_subjects(task, table, args.subject)
     check_writable(out)  # the input is good: fail now, not after an 11-minute run
     with executor(args) as ex:
-        fits, folds = reproduce_grid(table, subjects, executor=ex)
+        fits, folds = task.reproduce(table, subjects=subjects, executor=ex)
     with ExitStack() as stack:  # both files or neither
         tmp = {n: stack.enter_context(atomic_path(out / n)) for n in ("folds.csv", "fits.csv")}
         folds.to_csv(tmp["folds.csv"], index=False, float_format="%.10g")
@@ -79,8 +79,8 @@ def _gridsearch(args) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    if args.task == "gridsearch":
-        return _gridsearch(args)
+    if args.task != "hotspot":
+        return _reproduce_task(args)
     data, subjects = load_subjects(args)
     split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
     with executor(args) as ex:

@@ -17,13 +17,13 @@ from ibo_pymc.cli._common import (
     add_tune_option,
     check_suffix,
     executor,
-    grid_subjects,
     load_subjects,
     positive_int,
     report_failures,
     run,
     seed_int,
     subject_arg,
+    task_subjects,
 )
 from ibo_pymc.errors import InputError
 
@@ -113,62 +113,66 @@ def _convergence_row(m, diag, probs, bad) -> dict:
             **{f"p_{f}": p for f, p in probs.items()}, "failing": " ".join(bad)}
 
 
-def _gridsearch(args) -> int:
+def _sample_task(args) -> int:
+    """ibo-sample for a task whose model is an :class:`~ibo_pymc.engine.model.IBOModelBase` (the grid task),
+    through the task object."""
     from ibo_pymc.execution import Job, run_jobs
-    from ibo_pymc.tasks.gridsearch import data as grid_data
-    from ibo_pymc.tasks.gridsearch import model as grid_model
+    from ibo_pymc.io import write_csv
+    from ibo_pymc.tasks import get_task
 
-    table = grid_data.load(args.data, progress=not args.quiet)
-    subjects = grid_subjects(table, args.subject)
-    cfg = grid_model.GridSearchConfig(surrogate=args.surrogate, draws=args.draws, tune=args.tune, chains=args.chains,
-                                   seed=args.seed, sampler=args.sampler)
-    name = lambda s: grid_model.fit_file_name(s, args.context, args.surrogate)  # noqa: E731
+    task = get_task(args.task)
+    table = task.load(args.data, progress=not args.quiet)
+    subjects = task_subjects(task, table, args.subject)
+    settings = {"surrogate": args.surrogate, "draws": args.draws, "tune": args.tune, "chains": args.chains,
+                "seed": args.seed, "sampler": args.sampler}
+    where = {"context": args.context}
+    models = {s: task.model(task.observations(table, s, **where), **settings) for s in subjects}
     many = len(subjects) > 1 or args.subject == "all"
     if many:
         out_dir = Path(args.out or DEFAULT_DIR)
         if out_dir.exists() and not out_dir.is_dir():
             raise InputError("exists and is not a folder", path=out_dir, field="--out")
-        paths = [out_dir / name(s) for s in subjects]
+        paths = [out_dir / models[s].file_name() for s in subjects]
     else:
         check_suffix(args.out, "--out", (".nc",))
-        paths = [Path(args.out) if args.out else Path(DEFAULT_DIR) / name(subjects[0])]
+        paths = [Path(args.out) if args.out else Path(DEFAULT_DIR) / models[subjects[0]].file_name()]
     t0 = time.perf_counter()
     if not many and args.scheduler is None:  # one participant here; with --scheduler, on the cluster
-        gr = grid_data.grid_rounds(table, subjects[0], args.context)
+        m = models[subjects[0]]
+        label = ", ".join(str(v) for v in where.values()) + f", {args.surrogate}"
         if not args.quiet:
-            print(f"fitting participant {gr.subject} ({args.context}, {args.surrogate}): {gr.n_rounds} rounds, "
-                  f"{gr.n_choices} choices, families {', '.join(cfg.families)}", file=sys.stderr, flush=True)
-        idata = grid_model.fit(gr, cfg)
-        grid_model.save(idata, paths[0])
-        conv = grid_model.convergence(idata, cfg)
+            print(f"fitting participant {subjects[0]} ({label}): families {', '.join(m.families)}", file=sys.stderr,
+                  flush=True)
+        m.fit(progress=not args.quiet)
+        m.save(paths[0])
+        diag = m.diagnostics()
         if not args.quiet:
-            print(f"\nparticipant {gr.subject}, {args.context}, {args.surrogate}: {time.perf_counter() - t0:.1f} s")
+            req = diag[diag["required"]]
+            print(f"\nparticipant {subjects[0]}, {label}: {time.perf_counter() - t0:.1f} s")
             print("posterior family probabilities: "
-                  + ", ".join(f"{f} {p:.3f}" for f, p in grid_model.family_probabilities(idata).items()))
+                  + ", ".join(f"{f} {p:.3f}" for f, p in m.family_probabilities().items()))
+            summ = m.summary()
+            summ = summ[summ["probability"] >= m.config.relevance]
             with pd.option_context("display.width", 140):
-                print(grid_model.summary(idata).to_string(float_format=lambda v: f"{v:.3f}"))
-            h = grid_model.headline(conv)
-            print(f"R-hat max {h['r_hat_max']:.3f}, bulk ESS min {h['ess_bulk_min']:.0f}, tail ESS min "
-                  f"{h['ess_tail_min']:.0f}, divergences {h['divergences']} (families with probability >= "
-                  f"{cfg.relevance})")
+                print(summ.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+            print(f"R-hat max {req['r_hat'].max():.3f}, bulk ESS min {req['ess_bulk'].min():.0f}, tail ESS min "
+                  f"{req['ess_tail'].min():.0f}, divergences {int(diag['divergences'].sum())} (families with "
+                  f"probability >= {m.config.relevance})")
         print(f"wrote {paths[0]}", file=sys.stderr)
-        if args.strict and not conv["converged"].all():
-            print(f"ibo-sample: error: participant {gr.subject} did not converge", file=sys.stderr)
+        if args.strict and not m.converged():
+            print(f"ibo-sample: error: participant {subjects[0]} did not converge", file=sys.stderr)
             return 3
         return 0
-    tasks = [Job(f"participant {s}, {args.context}", grid_model.fit_and_save,
-                  (grid_data.grid_rounds(table, s, args.context), cfg, str(p))) for s, p in zip(subjects, paths)]
+    jobs = [Job(f"participant {s}, {args.context}", task.fit_job, (models[s].obs, str(p)), settings)
+            for s, p in zip(subjects, paths)]
     with executor(args) as ex:
-        out = run_jobs(tasks, ex, label="gridsearch fits")
+        out = run_jobs(jobs, ex, label=f"{args.task} fits")
     status = report_failures(out.failures, "ibo-sample")
     rows = [r for r in out.results if r is not None]
     if rows:
-        from ibo_pymc.io import write_csv
-        from ibo_pymc.tasks.gridsearch.fits_table import summarise_fits
-
         folder = Path(args.out or DEFAULT_DIR) if many else paths[0].parent  # one participant: beside its fit
-        summ_path = folder / f"summary-gridsearch-{args.context}-{args.surrogate}.csv"
-        write_csv(summarise_fits([r["path"] for r in rows]), summ_path, float_format="%.6g")
+        summ_path = folder / f"summary-{args.task}-{args.context}-{args.surrogate}.csv"
+        write_csv(task.fits_table([r["path"] for r in rows]), summ_path, float_format="%.6g")
         print(f"wrote {len(rows)} fits and {summ_path} (posterior intervals, family probabilities, PSIS-LOO, "
               f"convergence; {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
         if args.strict and not all(r["converged"] for r in rows):
@@ -181,8 +185,8 @@ def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.tasks.hotspot.model.fit import FitConfig, IBOModel, failing_quantities
 
     args = build_parser().parse_args(argv)
-    if args.task == "gridsearch":
-        return _gridsearch(args)
+    if args.task != "hotspot":
+        return _sample_task(args)
     data, subjects = load_subjects(args)
     many = len(subjects) > 1 or args.subject == "all"
     cfg = FitConfig(model=args.model, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed, sampler=args.sampler)

@@ -44,6 +44,38 @@ class GridSearchTask:
 
         return fit(observations, GridSearchConfig(**config))
 
+    def model(self, observations, **config):
+        """The model of one participant and context (:class:`.model.GridSearchModel`), not yet fitted."""
+        from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, GridSearchModel
+
+        return GridSearchModel(observations, GridSearchConfig(**config))
+
+    def fit_job(self, observations, path: str, **config) -> dict:
+        """One execution-layer job: the fit saved at ``path`` (reused when current), and its convergence row."""
+        from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, fit_and_save
+
+        return fit_and_save(observations, GridSearchConfig(**config), path)
+
+    def fits_table(self, paths):
+        """The summary table of saved fits (:func:`.fits_table.summarise_fits`)."""
+        from ibo_pymc.tasks.gridsearch.fits_table import summarise_fits
+
+        return summarise_fits(paths)
+
+    def compare(self, observations, folder, **config):
+        """The GP against the mean tracker by reliable LOO (:func:`.compare.compare_surrogates`)."""
+        from ibo_pymc.tasks.gridsearch.compare import compare_surrogates
+        from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
+
+        return compare_surrogates(observations, GridSearchConfig(**config), folder)
+
+    #: the columns :meth:`compare` returns
+    @property
+    def compare_columns(self):
+        from ibo_pymc.tasks.gridsearch.compare import COMPARE_COLUMNS
+
+        return COMPARE_COLUMNS
+
     #: display names of the models (surrogates) in figures
     model_labels = {"GP": "GP", "BMT": "mean tracker"}
 
