@@ -71,8 +71,8 @@ from pathlib import Path
 
 from ibo_pymc.tasks.hotspot.data import random_split
 
-# the paper's split lies beside the raw logs in this project; otherwise a seeded random 80/20 split
-paper_split = Path(os.environ.get("IBO_DATA_DIR", "")).parent / "paper_splits.csv"
+# the paper's split lies beside the studies' folders in this project; otherwise a seeded random 80/20 split
+paper_split = Path(os.environ.get("IBO_DATA_DIR", "")) / "paper_splits.csv"
 split = load_split(paper_split, data) if paper_split.is_file() else random_split(data, seed=0)
 print("split:", split.source)
 train, test = split.partition(data.observations(24))

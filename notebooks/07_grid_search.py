@@ -56,7 +56,7 @@ ROOT = next(p for p in [Path.cwd(), *Path.cwd().parents] if (p / "models" / "gri
 #
 # `get_task("gridsearch").load()` reads the study's `full.csv` (fetched from the
 # authors' repository at a pinned commit and checked against its SHA-256, or
-# the folder in `IBO_GRID_DATA_DIR`) into a tidy table with one row per choice.
+# the `cognitivemaps/` folder in `IBO_DATA_DIR`) into a tidy table with one row per choice.
 # Your own data in the same shape (CSV, Parquet or a DataFrame with
 # `subject, context, round, trial, x, y, z`) works the same way.
 

@@ -13,7 +13,7 @@ PAPER_SPLITS = REPO.parent / "shared" / "data" / "paper_splits.csv"
 
 
 # Paths given relative to where pytest was started (the README's command passes
-# IBO_DATA_DIR=../shared/data/hotspot_raw) are made absolute once, here, so that
+# IBO_DATA_DIR=../shared/data) are made absolute once, here, so that
 # every process the tests start in another folder (notebook kernels run in
 # notebooks/, CLI runs in temporary folders) reads the same data.
 for _var in ("IBO_DATA_DIR", "IBO_CACHE_DIR", "IBO_TABLE_DIR"):
@@ -22,8 +22,11 @@ for _var in ("IBO_DATA_DIR", "IBO_CACHE_DIR", "IBO_TABLE_DIR"):
 
 
 def raw_dir() -> Path:
+    """The hotspot logs: IBO_DATA_DIR's hotspot_raw/ folder, or IBO_DATA_DIR itself (ibo_pymc.data.sources)."""
     env = os.environ.get("IBO_DATA_DIR")
-    return Path(env) if env else SHARED_RAW
+    if not env:
+        return SHARED_RAW
+    return Path(env) / "hotspot_raw" if (Path(env) / "hotspot_raw").is_dir() else Path(env)
 
 
 @pytest.fixture(scope="session")

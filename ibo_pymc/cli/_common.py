@@ -69,7 +69,8 @@ def add_data_option(p: argparse.ArgumentParser) -> None:
         default=None,
         help="folder of raw logs (eventrec*.csv, sesrec*.csv), a tidy table of rounds (CSV or Parquet with "
         "subject,delta_r1,theta2[,session]), or 'demo' for the simulated demo cohort (generated into the per-user cache on first use); "
-        "default $IBO_DATA_DIR, else the per-user cache "
+        "default $IBO_DATA_DIR (a folder of study folders such as hotspot_raw/ and cognitivemaps/, or the study's "
+        "own folder), else the per-user cache "
         "(fetched on first use). With --task gridsearch: the cognitivemaps folder (full.csv) or a tidy table of choices",
     )
 
@@ -83,7 +84,7 @@ def add_task_option(p: ArgumentParser, *, supported: tuple[str, ...] = TASK_NAME
     p.add_argument("--task", choices=TASK_NAMES, default="hotspot",
                    help="the task: hotspot (Sandholtz et al. 2022, default) or gridsearch (Wu et al. 2020 "
                    "spatial/conceptual grid search; --data is then its folder with full.csv, or a tidy table "
-                   "CSV/Parquet with subject,context,round,trial,x,y,z; default $IBO_GRID_DATA_DIR, else fetched)"
+                   "CSV/Parquet with subject,context,round,trial,x,y,z; default $IBO_DATA_DIR/cognitivemaps, else fetched)"
                    + ("" if supported == TASK_NAMES else f"; this command does {' and '.join(supported)} only"))
     p.supported_tasks = supported
 

@@ -47,8 +47,7 @@ def test_notebook_executes(name, monkeypatch, raw_folder):
     from nbclient import NotebookClient
 
     monkeypatch.setenv("IBO_QUICK", "1")
-    monkeypatch.setenv("IBO_DATA_DIR", str(raw_folder))
-    monkeypatch.setenv("IBO_GRID_DATA_DIR", str(Path(__file__).resolve().parents[3] / "shared" / "data" / "cognitivemaps"))
+    monkeypatch.setenv("IBO_DATA_DIR", str(raw_folder.parent))  # the studies' folders: hotspot_raw, cognitivemaps, ...
     monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend, as in Jupyter
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()

@@ -46,6 +46,8 @@ FILES = {
     "smoothEnvironment.json": (_RAW + "experiment/smoothEnvironment.json", "38b31a84e6d30570a9e83ae839813fea6b82e14b370ddb4d75455080eb907891"),
     "roughEnvironment.json": (_RAW + "experiment/roughEnvironment.json", "cca528a5530a48cf49da0cf7ffbd62efbf0ae4354e9e2c586619b5e3a542b00f"),
 }
+#: the study's folder name in IBO_DATA_DIR, on a mirror and in the cache
+STUDY = "cognitivemaps"
 CONTEXTS = ("spatial", "conceptual")
 #: the study's JSON column of each context
 _CONTEXT_COLUMN = {"spatial": "grid_experimentData", "conceptual": "gabor_experimentData"}
@@ -98,18 +100,23 @@ class GridRounds:
 
 
 def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -> Path:
-    """The folder holding ``full.csv`` (and the environments): ``data``, else ``IBO_GRID_DATA_DIR``,
-    else the per-user cache, fetched at the pinned commit on first use."""
+    """The folder holding ``full.csv`` (and the environments): ``data``, else ``IBO_DATA_DIR`` (its
+    ``cognitivemaps/`` folder, or the folder itself), else the per-user cache, fetched at the pinned commit on
+    first use (:mod:`ibo_pymc.data.sources`)."""
     from ibo_pymc.cache import dataset_dir
     from ibo_pymc.data.fetch import check_pinned
+    from ibo_pymc.data.sources import local_copy
 
-    if data is not None or os.environ.get("IBO_GRID_DATA_DIR"):
-        p = Path(data if data is not None else os.environ["IBO_GRID_DATA_DIR"])
-        where = "--data" if data is not None else "IBO_GRID_DATA_DIR"
+    if os.environ.get("IBO_GRID_DATA_DIR"):  # the one convention replaced it; never ignored silently
+        raise InputError("IBO_GRID_DATA_DIR is no longer read; set IBO_DATA_DIR to the folder holding "
+                         "cognitivemaps/ (or to that folder itself)", field="IBO_GRID_DATA_DIR")
+    p = Path(data) if data is not None else local_copy(STUDY)
+    if p is not None:
         if not p.is_dir():
-            raise InputError("not an existing folder; expected the folder holding the cognitivemaps full.csv", path=p, field=where)
+            raise InputError("not an existing folder; expected the folder holding the cognitivemaps full.csv", path=p,
+                             field="--data" if data is not None else "IBO_DATA_DIR")
         return p
-    dest = dataset_dir("cognitivemaps")
+    dest = dataset_dir(STUDY)
     if dest.is_dir() and not check_pinned(dest, FILES):
         return dest
     return fetch(dest, progress=progress)
@@ -120,9 +127,12 @@ def fetch(dest: str | Path | None = None, *, progress: bool = True) -> Path:
     checked against its SHA-256; files already there and intact are kept."""
     from ibo_pymc.cache import dataset_dir
     from ibo_pymc.data.fetch import fetch_pinned
+    from ibo_pymc.data.sources import mirror_url
 
-    return fetch_pinned(FILES, Path(dest) if dest is not None else dataset_dir("cognitivemaps"), label="cognitivemaps",
-                        progress=progress)
+    mirror = mirror_url(STUDY)
+    files = {n: (mirror + n, h) for n, (_, h) in FILES.items()} if mirror else FILES
+    return fetch_pinned(files, Path(dest) if dest is not None else dataset_dir(STUDY), label=STUDY,
+                        progress=progress, network_hint=" or set IBO_DATA_URL to a reachable mirror")
 
 
 def load(data=None, *, progress: bool = True) -> pd.DataFrame:

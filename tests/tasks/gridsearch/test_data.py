@@ -86,7 +86,7 @@ def test_bad_tables(choices, edit, field):
 
 
 def test_resolve_data_dir(tmp_path, monkeypatch, cogmaps_folder):
-    monkeypatch.setenv("IBO_GRID_DATA_DIR", str(cogmaps_folder))
+    monkeypatch.setenv("IBO_DATA_DIR", str(cogmaps_folder))
     assert D.resolve_data_dir() == cogmaps_folder
     with pytest.raises(InputError, match="not an existing folder"):
         D.resolve_data_dir(tmp_path / "nope")
@@ -164,7 +164,7 @@ def test_fetch_pinned_over_loopback(cogmaps_folder, tmp_path, monkeypatch):
         base = f"http://127.0.0.1:{server.server_address[1]}/"
         monkeypatch.setattr(D, "FILES", {n: (base + n, h) for n, (_, h) in D.FILES.items()})
         monkeypatch.setenv("IBO_CACHE_DIR", str(tmp_path / "cache"))
-        monkeypatch.delenv("IBO_GRID_DATA_DIR", raising=False)
+        monkeypatch.delenv("IBO_DATA_DIR", raising=False)
         folder = D.resolve_data_dir(progress=False)
         assert folder == tmp_path / "cache" / "cognitivemaps"
         assert sorted(p.name for p in folder.iterdir()) == sorted(D.FILES)

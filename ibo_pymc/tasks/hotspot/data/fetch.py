@@ -5,28 +5,25 @@ repository ``nsandholtz/hotspot_paper`` (MIT licence), folder ``data/raw_data``,
 and are fetched at the pinned commit below; every file is checked against the
 SHA-256 in ``registry.txt``.
 
-Where the data comes from, in order:
-
-1. an explicit folder (``--data DIR`` on the command line, ``folder=`` in the API);
-2. the environment variable ``IBO_DATA_DIR``;
-3. the per-user cache (``IBO_CACHE_DIR``, else the platform cache folder
-   ``.../ibo-pymc/hotspot_raw``), fetched on first use.
+Where the data comes from follows the convention of every study
+(:mod:`ibo_pymc.data.sources`): ``--data DIR``; ``IBO_DATA_DIR`` (its ``hotspot_raw/``
+folder, or the folder of logs itself); the per-user cache ``<cache>/hotspot_raw``,
+fetched on first use from the pinned commit, or from the mirror
+``IBO_DATA_URL/hotspot_raw/``.
 
 ``--data demo`` names the simulated demo cohort instead; that name is
 resolved above the simulator, in :mod:`ibo_pymc.tasks.hotspot.datasets`.
-
-``IBO_DATA_URL`` replaces the download base URL (a mirror, or a local test server).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from importlib import resources
 from pathlib import Path
 
 from ibo_pymc.cache import raw_logs_dir
 from ibo_pymc.data.fetch import DataIntegrityError, check_pinned, fetch_pinned
+from ibo_pymc.data.sources import local_copy, mirror_url
 from ibo_pymc.errors import InputError
 
 #: The public repository and the commit the registry hashes were taken from.
@@ -51,9 +48,13 @@ def _pinned_files(base: str = "") -> dict[str, tuple[str, str]]:
     return {name: (base + name, digest.removeprefix("sha256:")) for name, digest in registry().items()}
 
 
+#: the study's folder name in IBO_DATA_DIR, on a mirror and in the cache
+STUDY = "hotspot_raw"
+
+
 def base_url() -> str:
-    url = os.environ.get("IBO_DATA_URL") or DEFAULT_BASE_URL
-    return url if url.endswith("/") else url + "/"
+    """Where the logs are fetched from: the mirror's ``hotspot_raw/`` folder, else the pinned commit."""
+    return mirror_url(STUDY) or DEFAULT_BASE_URL
 
 
 def cache_dir() -> Path:
@@ -94,7 +95,8 @@ def _check(folder: Path) -> dict[str, str]:
 
 
 def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -> Path:
-    """The folder of raw logs to use: ``data``, else ``IBO_DATA_DIR``, else the (fetched) cache.
+    """The folder of raw logs to use: ``data``, else ``IBO_DATA_DIR`` (:func:`ibo_pymc.data.sources.local_copy`),
+    else the (fetched) cache.
 
     Named datasets (``"demo"``) are resolved a layer up, by :func:`ibo_pymc.tasks.hotspot.datasets.resolve_data_dir`.
     """
@@ -105,12 +107,9 @@ def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -
         if not p.is_dir():
             raise InputError("data folder does not exist", path=p, field="--data")
         return p
-    env = os.environ.get("IBO_DATA_DIR")
-    if env:
-        p = Path(env)
-        if not p.is_dir():
-            raise InputError("IBO_DATA_DIR does not name an existing folder", path=p)
-        return p
+    local = local_copy(STUDY)
+    if local is not None:
+        return local
     return cached_data_dir(progress=progress)
 
 

@@ -17,14 +17,15 @@ from ibo_pymc.tasks.hotspot.data.fetch import DataIntegrityError, registry
 
 @pytest.fixture()
 def served(tmp_path, raw_folder):
-    """A copy of the raw logs served on 127.0.0.1; yields (folder, base url)."""
-    root = tmp_path / "mirror"
+    """A mirror of the studies on 127.0.0.1 holding a copy of the raw logs in its hotspot_raw/ folder; yields (the
+    copy's folder, the mirror's URL)."""
+    root = tmp_path / "mirror" / "hotspot_raw"
     shutil.copytree(raw_folder, root)
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):  # no request log on stderr
             pass
 
-    handler = functools.partial(Quiet, directory=str(root))
+    handler = functools.partial(Quiet, directory=str(root.parent))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -44,7 +45,7 @@ def test_registry_covers_56_files():
 def test_fetch_good(served, tmp_path):
     _, url = served
     dest = tmp_path / "cache"
-    out = fetch(dest, url=url, progress=False)
+    out = fetch(dest, url=url + "hotspot_raw/", progress=False)
     assert out == dest
     assert verify(dest) == []
     assert len(list(dest.glob("*.csv"))) == 56
@@ -56,7 +57,7 @@ def test_fetch_tampered_rejected(served, tmp_path):
         fh.write("99999,40,0.1,0.1,1.0,1,1,3\n")
     dest = tmp_path / "cache"
     with pytest.raises(DataIntegrityError) as info:
-        fetch(dest, url=url, progress=False)
+        fetch(dest, url=url + "hotspot_raw/", progress=False)
     assert "sesrec40.csv" in str(info.value)
     assert "SHA-256" in str(info.value)
     assert not (dest / "sesrec40.csv").exists()
