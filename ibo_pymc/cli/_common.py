@@ -97,9 +97,15 @@ def task_subjects(task, dataset, wanted) -> list[int]:
         return known
     missing = [s for s in wanted if s not in set(known)]
     if missing:
-        raise InputError(f"participant {missing[0]} is not in the data ({len(known)} participants with ids "
-                         f"{', '.join(map(str, known[:4]))}, ..., {known[-1]})", field="--subject")
+        ids = ", ".join(map(str, known)) if len(known) <= 5 else f"{', '.join(map(str, known[:4]))}, ..., {known[-1]}"
+        raise InputError(f"participant {missing[0]} is not in the data ({plural(len(known), 'participant')} with "
+                         f"{'id' if len(known) == 1 else 'ids'} {ids})", field="--subject")
     return list(wanted)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 subject``, ``2 subjects``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def add_fit_options(p: ArgumentParser, *, fits_help: str | None = None) -> None:

@@ -37,11 +37,13 @@ from ibo_pymc.cli._common import (
     executor,
     fit_config,
     load_subjects,
+    plural,
     positive_int,
     report_failures,
     run,
     seed_int,
     subject_arg,
+    task_subjects,
 )
 from ibo_pymc.errors import InputError
 
@@ -130,7 +132,7 @@ def _print(result, what: str) -> None:
         print(result.table().to_string(float_format=lambda v: f"{v:.4f}"))
     s = result.summary()
     print(f"Bayesian omnibus risk (BOR) {s['bor']:.4g} (F1 {s['free_energy']:.3f}, F0 {s['null_free_energy']:.3f}; "
-          f"{s['n_subjects']} subjects, {what}; exceedance: {s['exceedance_method']})")
+          f"{plural(s['n_subjects'], 'subject')}, {what}; exceedance: {s['exceedance_method']})")
 
 
 def _cmd_bms(args) -> int:
@@ -179,11 +181,7 @@ def _cmd_run_task(args) -> int:
     task = get_task(args.task)
     out, fits = _out_and_fits(args)
     table = task.load(args.data, progress=not args.quiet)
-    known = task.subjects(table)
-    subjects = known if args.subject == "all" else args.subject
-    missing = [s for s in subjects if s not in set(known)]
-    if missing:
-        raise InputError(f"--subject {missing[0]}: not in the data ({len(known)} subjects)", field="--subject")
+    subjects = task_subjects(task, table, args.subject)
     fits = fits.resolve()
     fits.mkdir(parents=True, exist_ok=True)
     settings = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "seed": args.seed}
@@ -215,7 +213,7 @@ def _cmd_run(args) -> int:
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     with executor(args) as ex:
         if log:
-            log(f"fitting or loading u, ũ, ũ± for {len(subjects)} subjects in {fits}")
+            log(f"fitting or loading u, ũ, ũ± for {plural(len(subjects), 'subject')} in {fits}")
         result, failures = run_cohort(data, subjects, fits.resolve(), config=fit_config(args), executor=ex, log=log,
                                       **_bms_options(args))
     status = report_failures(failures, "ibo-cohort")
@@ -255,7 +253,7 @@ def _cmd_hierarchical(args) -> int:
     cfg = fit_config(args)
     with executor(args) as ex:
         if log:
-            log(f"fitting or loading ũ± for {len(subjects)} subjects in {fits_dir}" + (" (all and training rounds)" if split else ""))
+            log(f"fitting or loading ũ± for {plural(len(subjects), 'subject')} in {fits_dir}" + (" (all and training rounds)" if split else ""))
         done = fit_cohort(cohort_jobs(data, subjects, ["tau_pm"], cfg, split=split), fits_dir, executor=ex, log=log)
     status = report_failures(done.failures, "ibo-cohort")
     if done.failures:

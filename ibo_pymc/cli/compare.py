@@ -17,6 +17,7 @@ from ibo_pymc.cli._common import (
     executor,
     fit_config,
     load_subjects,
+    plural,
     report_failures,
     run,
     subject_arg,
@@ -119,7 +120,7 @@ def _main(argv: Sequence[str] | None) -> int:
     with executor(args) as ex:
         # 1. every fit (all rounds, and training rounds with a split), reusing the saved ones
         if log:
-            log(f"fitting or loading u, ũ, ũ± for {len(subjects)} subjects" + (" (all rounds and training rounds)" if split else ""))
+            log(f"fitting or loading u, ũ, ũ± for {plural(len(subjects), 'subject')}" + (" (all rounds and training rounds)" if split else ""))
         fits = fit_cohort(cohort_jobs(data, subjects, MODELS, cfg, split=split), folder, executor=ex,
                           log=log)
         status = report_failures(fits.failures, "ibo-compare")

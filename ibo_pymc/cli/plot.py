@@ -18,14 +18,15 @@ from ibo_pymc.cli._common import (
     report_failures,
     run,
     subject_arg,
+    task_subjects,
 )
 
 
 def build_parser() -> ArgumentParser:
     p = ArgumentParser(
         prog="ibo-plot",
-        description="Draw a fitted subject. hotspot: the moves (delta_r1, theta2) with the 95%% prediction region "
-        "of theta2 and the 95%% credible band of the acquisition curve (paper Figs 7-8); several subjects: the grid "
+        description="Draw a fitted subject. hotspot: the moves (delta_r1, theta2) with the 95% prediction region "
+        "of theta2 and the 95% credible band of the acquisition curve (paper Figs 7-8); several subjects: the grid "
         "of Fig 12. gridsearch: the family probabilities and the marginal posteriors of the participant's fit; "
         "several participants: their family probabilities. Saved fits are reused.",
     )
@@ -52,18 +53,13 @@ def _plot_task(args) -> int:
 
     import pandas as pd
 
-    from ibo_pymc.errors import InputError
     from ibo_pymc.io import save_figure
     from ibo_pymc.population.plots import plot_family_probabilities
     from ibo_pymc.tasks import get_task
 
     task = get_task(args.task)
     table = task.load(args.data)
-    known = task.subjects(table)
-    subjects = known if args.subject == "all" else args.subject
-    missing = [s for s in subjects if s not in set(known)]
-    if missing:
-        raise InputError(f"--subject {missing[0]}: not in the data ({len(known)} subjects)", field="--subject")
+    subjects = task_subjects(task, table, args.subject)
     folder = Path(args.fits).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     settings = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "seed": args.seed}

@@ -21,7 +21,7 @@ from ibo_pymc.cli._common import (
     task_subjects,
 )
 from ibo_pymc.errors import InputError
-from ibo_pymc.io import write_csv
+from ibo_pymc.io import check_writable, write_csv
 from ibo_pymc.tasks.hotspot.data import load_split, random_split
 from ibo_pymc.tasks.hotspot.data.splits import split_frame
 from ibo_pymc.tasks.hotspot.paper_grid.engine import PaperGridConfig
@@ -81,8 +81,12 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.task != "hotspot":
         return _reproduce_task(args)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a folder", path=out, field="--out")
     data, subjects = load_subjects(args)
     split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
+    check_writable(out)  # the input is good: fail now, not after the fits
     with executor(args) as ex:
         res = reproduce(data, split, config=PaperGridConfig(), subjects=subjects, executor=ex)
     out = Path(args.out)

@@ -17,6 +17,7 @@ from ibo_pymc.cli._common import (
     add_task_option,
     check_suffix,
     executor,
+    plural,
     positive_int,
     run,
     seed_int,
@@ -119,7 +120,7 @@ def _gamma(args) -> float:
     gamma = study_gamma([split.partition(data.observations(s))[0] for s in data.subjects])
     if not args.quiet:
         print(f"gamma = {gamma:.4f}: the gamma-grid node nearest the mean of the u fits' MAP gammas "
-              f"({len(data.subjects)} subjects, training rounds)", file=sys.stderr)
+              f"({plural(len(data.subjects), 'subject')}, training rounds)", file=sys.stderr)
     return gamma
 
 

@@ -56,7 +56,9 @@ class TidyTable:
     def bad(self, mask, field: str, what: str):
         """Raise the error for the first row where ``mask`` holds."""
         i = int(np.flatnonzero(np.asarray(mask))[0])
-        raise InputError(f"{what} (got {self.df[field].iloc[i]!r})", path=self.source, line=self._line(i), field=field)
+        value = self.df[field].iloc[i]
+        value = value.item() if isinstance(value, np.generic) else value  # 4.0, not np.float64(4.0)
+        raise InputError(f"{what} (got {value!r})", path=self.source, line=self._line(i), field=field)
 
     def numbers(self, col: str, *, integer: bool = False) -> pd.Series:
         """Column ``col`` as finite numbers (integers if asked), else the error of its first bad row."""

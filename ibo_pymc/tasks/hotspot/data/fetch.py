@@ -103,9 +103,12 @@ def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -
     if data is not None:
         p = Path(data)
         if p.exists() and not p.is_dir():
-            raise InputError("not a folder; expected the folder of eventrec*.csv / sesrec*.csv logs", path=p, field="--data")
+            raise InputError("neither a folder nor a table; expected the folder of eventrec*.csv / sesrec*.csv logs, "
+                             "or a tidy table of rounds as CSV or Parquet (.csv, .parquet, .pq)", path=p, field="--data")
         if not p.is_dir():
-            raise InputError("data folder does not exist", path=p, field="--data")
+            what = "table" if p.suffix.lower() in (".csv", ".parquet", ".pq") else "folder or table"
+            raise InputError(f"no such {what}; expected the folder of eventrec*.csv / sesrec*.csv logs, or a tidy "
+                             "table of rounds as CSV or Parquet", path=p, field="--data")
         return p
     local = local_copy(STUDY)
     if local is not None:

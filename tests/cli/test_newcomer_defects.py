@@ -1,0 +1,58 @@
+"""Defects a new user met (issue 31, part 3), each with the command that showed it."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+
+def _error(main, argv, capsys) -> str:
+    """Run a command that must refuse its input: exit 2, one line on stderr, no traceback."""
+    rc = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_reproduce_checks_out_before_fitting(tmp_path, capsys, raw_folder):
+    """3.3: ``ibo-reproduce --out FILE`` with FILE an existing file ran all 28 fits, then failed with an
+    internal FileExistsError; now a usage error (exit 2) before any work."""
+    from ibo_pymc.cli.reproduce import main
+
+    taken = tmp_path / "results"
+    taken.write_text("")
+    err = _error(main, ["--data", str(raw_folder), "--out", str(taken), "--workers", "1"], capsys)
+    assert "exists and is not a folder" in err and "--out" in err
+
+
+@pytest.mark.parametrize("name, says", [("typo_rounds.csv", "no such table"),
+                                        ("rounds.tsv", "neither a folder nor a table")])
+def test_data_that_is_not_there_or_not_a_table(tmp_path, capsys, name, says):
+    """3.5: a mistyped table said "data folder does not exist"; a .tsv said nothing of CSV and Parquet tables."""
+    from ibo_pymc.cli.sample import main
+
+    if name.endswith(".tsv"):
+        (tmp_path / name).write_text("subject\tdelta_r1\ttheta2\n")
+    err = _error(main, ["--subject", "1", "--data", str(tmp_path / name), "--out", str(tmp_path / "f.nc")], capsys)
+    assert says in err and "CSV or Parquet" in err
+    assert not (tmp_path / "f.nc").exists()
+
+
+def test_messages_show_plain_values(tmp_path, capsys):
+    """3.7: messages printed NumPy reprs (``got np.float64(4.0)``) and "(2 participants with ids 1, 4, ..., 4)"."""
+    from ibo_pymc.cli._common import task_subjects
+    from ibo_pymc.errors import InputError
+    from ibo_pymc.tasks.hotspot.data.table import read_rounds_table
+
+    bad = pd.DataFrame({"subject": [1, 1], "delta_r1": [0.5, 0.2], "theta2": [0.1, 4.0]})
+    with pytest.raises(InputError) as info:
+        read_rounds_table(bad)
+    assert "(got 4.0)" in str(info.value) and "np." not in str(info.value)
+
+    class Two:
+        def subjects(self, dataset):
+            return [1, 4]
+
+    with pytest.raises(InputError) as info:
+        task_subjects(Two(), None, [7])
+    assert "(2 participants with ids 1, 4)" in str(info.value)
