@@ -14,8 +14,9 @@
   evidences and probabilities
 * :mod:`.mixing`, :mod:`.samplers` -- small numerics and sampler helpers
 
-The grid-search task's model is an :class:`~.model.IBOModelBase`. The hotspot task still fits with its own
-loop (:mod:`ibo_pymc.tasks.hotspot.model.fit`: all families side by side in one NUTS run, strata), which
-shares the bridge sampling, strata, nutpie adapter, priors and results readers here; it moves onto the base
-class next.
+Both tasks' models are :class:`~.model.IBOModelBase` subclasses. The grid-search task's fits with the engine's
+family-by-family loop; the hotspot task's model still overrides ``fit`` with its own loop
+(:mod:`ibo_pymc.tasks.hotspot.model.fit`: all families side by side in one NUTS run from the paper's grid
+posterior, strata), which shares the bridge sampling, strata, nutpie adapter, priors, results readers and
+LOO here; that loop becomes an engine option next.
 """

@@ -72,6 +72,7 @@ import numpy as np
 import pandas as pd
 
 from ibo_pymc.engine.mixing import softmax
+from ibo_pymc.engine.model import IBOModelBase
 from ibo_pymc.engine.strata import split_point
 from ibo_pymc.errors import InputError
 from ibo_pymc.io import write_fit
@@ -107,12 +108,18 @@ from ibo_pymc.tasks.hotspot.model.parameters import ComponentParameters
 from ibo_pymc.tasks.hotspot.model.samplers import BACKENDS
 
 
-class IBOModel:
-    """Inverse Bayesian optimisation for one subject: build, fit, summarise, save, load.
+class IBOModel(IBOModelBase):
+    """Inverse Bayesian optimisation for one subject of the hotspot task: build, fit, summarise, LOO, plot,
+    save, load.
 
     >>> m = IBOModel(data.observations(28), model="tau_pm", seed=1)   # doctest: +SKIP
     >>> idata = m.fit()                                                # doctest: +SKIP
-    >>> m.family_probabilities()                                       # doctest: +SKIP
+    >>> m.family_probabilities(); m.loo(); m.plot()                    # doctest: +SKIP
+
+    A model of the base class (:class:`~ibo_pymc.engine.model.IBOModelBase`): ``loo()`` (the engine's reliable
+    LOO over rounds), ``fit_or_load`` and the refits go through the base class. The fit itself is still this
+    task's own loop (all families side by side in one NUTS run started from the paper's grid posterior, with
+    strata; module docstring), and so are the tables of :meth:`summary` and :meth:`diagnostics`.
 
     ``IBOModel([obs_1, obs_2, ...], hierarchical=True)`` (or a whole data set) builds the hierarchical model of
     several subjects instead (:class:`~ibo_pymc.tasks.hotspot.model.hierarchical.HierarchicalIBOModel`).
@@ -130,16 +137,18 @@ class IBOModel:
         """``model`` and keyword settings (draws, seed, ...) override ``config`` (default ``FitConfig()``)."""
         if model is not None:
             kw["model"] = model
-        config = config.replace(**kw) if config is not None else FitConfig(**kw)
-        self.config = config
+        super().__init__(observations, config, **kw)
+        config = self.config
         self.variant = get_variant(config.model)
-        self.obs = observations
         if observations.n_rounds == 0:
             raise InputError(f"subject {observations.subject} has no eligible rounds to fit", field="subject")
         self.tables = load_tables(config.tables)
         self.sd = SubjectData.prepare(observations, config.model, self.tables)
         self.parameters = ComponentParameters(self.variant)
-        self.idata = None
+
+    task = "hotspot"
+    observed = "theta2"
+    config_class = FitConfig
 
     # --- model -------------------------------------------------------------------
     @property
@@ -290,12 +299,24 @@ class IBOModel:
     def fit_attrs(self) -> dict:
         return {"subject": int(self.obs.subject), "model": self.config.model}
 
-    # --- results ---------------------------------------------------------------------------
-    def _need_fit(self):
-        if self.idata is None:
-            raise RuntimeError("fit the model first (IBOModel.fit) or load a saved fit (IBOModel.load)")
-        return self.idata
+    def component_draws(self) -> list:
+        """Each component's (family's or stratum's) draws for the engine's LOO
+        (:func:`ibo_pymc.tasks.hotspot.loo.component_draws`)."""
+        from ibo_pymc.tasks.hotspot.loo import component_draws
 
+        return component_draws(self)
+
+    def file_name(self) -> str:
+        return fit_file_name(self.obs.subject, self.config.model)
+
+    def plot(self, *, seed: int = 0):
+        """The subject's moves with the prediction region of theta2 and the credible band of the acquisition
+        curve (paper Figs 7-8: :func:`ibo_pymc.tasks.hotspot.fit_plots.plot_fit`); returns the figure."""
+        from ibo_pymc.tasks.hotspot.fit_plots import plot_fit
+
+        return plot_fit(self._need_fit(), seed=seed)
+
+    # --- results ---------------------------------------------------------------------------
     def family_probabilities(self) -> pd.Series:
         """Posterior probability of each family (mean of ``family_prob``)."""
         idata = self._need_fit()

@@ -233,6 +233,22 @@ def test_fit_recovers_truth_and_has_groups(small_fit):
     assert np.all(np.isfinite(idata.log_likelihood["theta2"].values))
 
 
+def test_a_model_of_the_base_class(small_fit, tmp_path):
+    """The hotspot model is an IBOModelBase: its loo() is the engine's reliable LOO (the same numbers as the
+    task's reliable_loo), its plot() the paper's figure of a subject, its file name the task's."""
+    from ibo_pymc.engine.model import IBOModelBase
+    from ibo_pymc.tasks.hotspot.compare import reliable_loo
+
+    assert isinstance(small_fit, IBOModelBase) and small_fit.task == "hotspot"
+    loo = small_fit.loo()
+    ref, n_refit = reliable_loo(small_fit)
+    assert np.array_equal(loo.loo_i.values, ref.loo_i.values) and loo["n_refit"] == n_refit
+    assert (loo.pareto_k.values <= 0.7).all() and loo.n_data_points == small_fit.obs.n_rounds
+    small_fit.plot().savefig(tmp_path / "fit.png")
+    assert (tmp_path / "fit.png").stat().st_size > 1000
+    assert small_fit.file_name() == f"subject-{small_fit.obs.subject:02d}-{small_fit.config.model}.nc"
+
+
 def test_saved_fit_reloads_and_rebuilds(small_fit, tmp_path):
     from ibo_pymc.tasks.hotspot.model.fit import IBOModel
 
