@@ -99,8 +99,30 @@ def print_fit(m, diag: pd.DataFrame, probs: dict, elapsed: float) -> None:
     print("posterior family probabilities: " + ", ".join(f"{f} {p:.3f}" for f, p in probs.items()))
     with pd.option_context("display.width", 140, "display.max_columns", 20):
         cols = [c for c in summ.columns if c != "probability"]
-        print(summ[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        ess = {c: (lambda v: f"{v:.0f}") for c in cols if c.startswith("ess")}  # effective sizes are counts
+        print(summ[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}", formatters=ess))
     print(headline(diag))
+    note = same_curve_note(summ, probs)
+    if note:
+        print(note)
+
+
+def same_curve_note(summ: pd.DataFrame, probs: dict) -> str | None:
+    """A line for the user when PI and UCB share the posterior because they describe one curve: PI with xi near
+    0 and UCB with p near 0.5 both choose the argmax of the surrogate's mean (the data cannot tell them apart,
+    so their probabilities split the mass; the notebook on subject 28 explains it)."""
+    def mean_of(family, name):
+        rows = summ[(summ["family"] == family) & (summ["parameter"] == name)]
+        return float(rows["mean"].iloc[0]) if len(rows) else None
+
+    xi, p = mean_of("PI", "xi_pi"), mean_of("UCB", "p_ucb")
+    if xi is None or p is None or min(probs.get("PI", 0.0), probs.get("UCB", 0.0)) < 0.05:
+        return None
+    if xi < 0.1 and p < 0.51:
+        return (f"note: PI (xi {xi:.3f}) and UCB (p {p:.3f}) are here the same curve, the argmax of the posterior "
+                "mean; the data cannot tell them apart, so their probabilities share one explanation (pure "
+                "exploitation)")
+    return None
 
 
 def _convergence_row(m, diag, probs, bad) -> dict:

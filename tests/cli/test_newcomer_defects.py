@@ -56,3 +56,17 @@ def test_messages_show_plain_values(tmp_path, capsys):
     with pytest.raises(InputError) as info:
         task_subjects(Two(), None, [7])
     assert "(2 participants with ids 1, 4)" in str(info.value)
+
+
+def test_the_summary_says_when_pi_and_ucb_are_one_curve():
+    """3.8: subject 28's summary printed "PI 0.455, EI 0.000, UCB 0.545" with no hint that PI with xi near 0
+    and UCB with p near 0.5 are the same curve; the summary now says so when it happens, and only then."""
+    from ibo_pymc.cli.sample import same_curve_note
+
+    def table(xi, p):
+        return pd.DataFrame({"family": ["PI", "UCB"], "parameter": ["xi_pi", "p_ucb"], "mean": [xi, p]})
+
+    note = same_curve_note(table(0.017, 0.5002), {"PI": 0.455, "EI": 0.0, "UCB": 0.545})
+    assert note and "same curve" in note and "0.017" in note
+    assert same_curve_note(table(2.3, 0.5002), {"PI": 0.455, "UCB": 0.545}) is None  # PI explores: other curves
+    assert same_curve_note(table(0.017, 0.5002), {"PI": 0.999, "UCB": 0.001}) is None  # one family holds the mass

@@ -205,7 +205,8 @@ class IBOModel(IBOModelBase):
             thin *= 2
             if progress:
                 labels = ", ".join(comps[i].label for i in failing)
-                print(f"  not yet converged ({labels}); sampling again, keeping every {thin}th draw")
+                nth = {2: "2nd", 3: "3rd"}.get(thin, f"{thin}th")
+                print(f"  not yet converged ({labels}); sampling again, keeping every {nth} draw")
         outcome = FitOutcome(comps, cond, stats, evid, probs, diag, thin)
         self.idata = assemble(self.sd, cfg, self.parameters, outcome, np.random.default_rng(s_mix), np.random.default_rng(s_ppc))
         return self.idata
