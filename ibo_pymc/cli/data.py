@@ -93,11 +93,12 @@ def _main(argv: Sequence[str] | None) -> int:
     data = load_data(args.data)
     if args.command == "observations":
         table = data.observations_frame()
+        # 17 significant digits: every float reads back as the same double, so the table's fits are the logs'
         if args.csv:
-            write_csv(table, args.csv, float_format="%.10g")
+            write_csv(table, args.csv, float_format="%.17g")
             print(f"wrote {len(table)} rounds of {table['subject'].nunique()} subjects to {args.csv}", file=sys.stderr)
         else:
-            table.to_csv(sys.stdout, index=False, float_format="%.10g")
+            table.to_csv(sys.stdout, index=False, float_format="%.17g")
         return 0
     # summary
     table = data.summary()

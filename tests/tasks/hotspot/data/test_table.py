@@ -17,13 +17,15 @@ def raw(raw_folder):
     return load_hotspot(raw_folder)
 
 
-def test_round_trip_through_csv_and_parquet(raw, tmp_path):
-    """``ibo-data observations``' table read back: every subject's rounds, in order, with their session ids;
-    the grid engine's fit of subject 28 is the raw logs' fit."""
+def test_round_trip_through_csv_and_parquet(raw, raw_folder, tmp_path):
+    """``ibo-data observations --csv``'s table read back (issue 31, 3.4: it was written to 10 digits, and the
+    README's "the same fits" did not hold): every subject's rounds, in order, with their session ids, equal to
+    the last bit; the grid engine's fit of subject 28 is the raw logs' fit."""
+    from ibo_pymc.cli.data import main
     from ibo_pymc.tasks.hotspot.paper_grid import PaperGridConfig, fit_paper_grid
 
     frame = raw.observations_frame()
-    frame.to_csv(tmp_path / "obs.csv", index=False, float_format="%.17g")
+    assert main(["observations", "--data", str(raw_folder), "--csv", str(tmp_path / "obs.csv")]) == 0
     frame.to_parquet(tmp_path / "obs.parquet")
     for source in (tmp_path / "obs.csv", tmp_path / "obs.parquet", frame[["subject", "delta_r1", "theta2", "session_id"]]):
         data = load_data(source)
