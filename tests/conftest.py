@@ -10,6 +10,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED_RAW = REPO.parent / "shared" / "data" / "hotspot_raw"
 PAPER_SPLITS = REPO.parent / "shared" / "data" / "paper_splits.csv"
+COGNITIVEMAPS = REPO.parent / "shared" / "data" / "cognitivemaps"
 
 
 # Paths given relative to where pytest was started (the README's command passes
@@ -29,12 +30,35 @@ def raw_dir() -> Path:
     return Path(env) / "hotspot_raw" if (Path(env) / "hotspot_raw").is_dir() else Path(env)
 
 
+def study_or_skip(local: Path, complete: bool, fetch, what: str) -> Path:
+    """A study's folder for the tests: the local copy (../shared/data, or IBO_DATA_DIR), else the package's own
+    pinned, hash-checked fetch into the per-user cache; where neither is there (no copy, no network), the tests
+    that need it are skipped, saying why."""
+    if complete:
+        return local
+    from ibo_pymc.errors import InputError
+
+    try:
+        return fetch()
+    except InputError as exc:
+        pytest.skip(f"{what}: no local copy at {local}, and fetching it failed ({exc})")
+
+
 @pytest.fixture(scope="session")
 def raw_folder() -> Path:
+    from ibo_pymc.tasks.hotspot.data.fetch import cached_data_dir
+
     p = raw_dir()
-    if not (p / "eventrec36.csv").is_file():
-        pytest.fail(f"the study's raw logs are expected at {p} (set IBO_DATA_DIR)")
-    return p
+    return study_or_skip(p, (p / "eventrec36.csv").is_file(), lambda: cached_data_dir(progress=False),
+                         "the hotspot study's raw logs")
+
+
+@pytest.fixture(scope="session")
+def cogmaps_folder() -> Path:
+    from ibo_pymc.tasks.gridsearch.data import fetch
+
+    return study_or_skip(COGNITIVEMAPS, (COGNITIVEMAPS / "full.csv").is_file(), lambda: fetch(progress=False),
+                         "the cognitivemaps study's files")
 
 
 @pytest.fixture(scope="session")
@@ -48,6 +72,8 @@ def hotspot(raw_folder):
 def paper_split(hotspot):
     from ibo_pymc.tasks.hotspot.data import load_split
 
+    if not PAPER_SPLITS.is_file():
+        pytest.skip(f"the paper's split is expected at {PAPER_SPLITS} (the project's shared data)")
     return load_split(PAPER_SPLITS, hotspot)
 
 

@@ -39,3 +39,18 @@ def test_both_studies_follow_it(monkeypatch, raw_folder):
     monkeypatch.setenv("IBO_GRID_DATA_DIR", str(shared / "cognitivemaps"))  # the old variable: refused, not ignored
     with pytest.raises(InputError, match="IBO_GRID_DATA_DIR is no longer read"):
         grid_dir()
+
+
+def test_tests_without_the_shared_data_fetch_or_skip(tmp_path):
+    """Issue 31, 3.9: a user without ../shared runs the suite: a study's tests use the local copy, else the
+    package's pinned fetch, else they are skipped saying why (no network here: the fetch fails)."""
+    from tests.conftest import study_or_skip
+
+    assert study_or_skip(tmp_path, True, lambda: 1 / 0, "x") == tmp_path  # a complete local copy: no fetch
+    assert study_or_skip(tmp_path / "none", False, lambda: tmp_path / "cache", "x") == tmp_path / "cache"
+
+    def offline():
+        raise InputError("download failed (ConnectionError)")
+
+    with pytest.raises(pytest.skip.Exception, match="the study's files: no local copy at .*download failed"):
+        study_or_skip(tmp_path / "none", False, offline, "the study's files")

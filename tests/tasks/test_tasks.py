@@ -11,8 +11,6 @@ import pytest
 from ibo_pymc.errors import InputError
 from ibo_pymc.tasks import Task, get_task, task_names
 
-COGNITIVEMAPS = Path(__file__).resolve().parents[3] / "shared" / "data" / "cognitivemaps"
-
 
 @pytest.mark.parametrize("name", ["hotspot", "gridsearch"])
 def test_every_task_provides_the_interface(name):
@@ -27,7 +25,7 @@ def test_unknown_task():
     assert set(task_names()) == {"hotspot", "gridsearch"}
 
 
-def test_hotspot_task_is_the_hotspot_modules(raw_folder):
+def test_hotspot_task_is_the_hotspot_modules(raw_folder, paper_split):
     from ibo_pymc.tasks.hotspot.data import load_hotspot
     from ibo_pymc.tasks.hotspot.paper_grid import PaperGridConfig, fit_paper_grid
 
@@ -42,10 +40,8 @@ def test_hotspot_task_is_the_hotspot_modules(raw_folder):
     # the reproduction entry point is the paper's grid method on the published split: Table 1 as committed
     import pandas as pd
 
-    from ibo_pymc.tasks.hotspot.data import load_split
 
-    split_file = Path(__file__).resolve().parents[3] / "shared" / "data" / "paper_splits.csv"
-    res = task.reproduce(data, split=load_split(split_file, data))
+    res = task.reproduce(data, split=paper_split)
     committed = pd.read_csv(Path(__file__).resolve().parents[2] / "models" / "reproduction" / "table1.csv")
     assert res.table1.shape == committed.shape
     assert np.allclose(res.table1.select_dtypes("number").to_numpy(), committed.select_dtypes("number").to_numpy(),
@@ -55,9 +51,9 @@ def test_hotspot_task_is_the_hotspot_modules(raw_folder):
     assert fit.map == fit_paper_grid(ref.delta_r1, ref.theta2, "tau_pm", config=PaperGridConfig()).map
 
 
-def test_gridsearch_task_observations():
+def test_gridsearch_task_observations(cogmaps_folder):
     task = get_task("gridsearch")
-    table = task.load(COGNITIVEMAPS)
+    table = task.load(cogmaps_folder)
     assert len(task.subjects(table)) == 129
     gr = task.observations(table, 4, context="conceptual")
     assert gr.context == "conceptual" and gr.choices.shape == (9, 20) and gr.n_choices == 171

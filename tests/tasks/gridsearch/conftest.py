@@ -1,18 +1,6 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-REPO = Path(__file__).resolve().parents[3]
-COGNITIVEMAPS = REPO.parent / "shared" / "data" / "cognitivemaps"
-
-
-@pytest.fixture(scope="session")
-def cogmaps_folder() -> Path:
-    if not (COGNITIVEMAPS / "full.csv").is_file():
-        pytest.fail(f"the cognitivemaps data are expected at {COGNITIVEMAPS}")
-    return COGNITIVEMAPS
 
 
 @pytest.fixture(scope="session")
