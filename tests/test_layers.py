@@ -31,7 +31,6 @@ KNOWN_CROSSINGS = {
     ("ibo_pymc.cli._common", "hotspot"),
     ("ibo_pymc.cli.cohort", "hotspot"),
     ("ibo_pymc.cli.compare", "hotspot"),
-    ("ibo_pymc.cli.data", "gridsearch"),
     ("ibo_pymc.cli.data", "hotspot"),
     ("ibo_pymc.cli.plot", "hotspot"),
     ("ibo_pymc.cli.reproduce", "hotspot"),

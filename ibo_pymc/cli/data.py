@@ -40,47 +40,45 @@ def build_parser() -> ArgumentParser:
     return p
 
 
-def _gridsearch(args) -> int:
-    from ibo_pymc.data.fetch import check_pinned
-    from ibo_pymc.tasks.gridsearch import data as grid
+def _data_task(args) -> int:
+    """ibo-data for a task other than the hotspot one, through the task object."""
+    from ibo_pymc.tasks import get_task
 
+    task = get_task(args.task)
     if args.command == "fetch":
-        dest = grid.fetch(args.dest)
-        print(dest)
+        task.fetch(args.dest)  # its progress line names the folder
         return 0
     if args.command == "verify":
-        folder = grid.resolve_data_dir(args.data)
-        problems = check_pinned(folder, grid.FILES)
+        folder, problems = task.verify(args.data)
         if problems:
             name, what = next(iter(problems.items()))
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise InputError(what + more, path=folder / name)
-        print(f"{folder}: all {len(grid.FILES)} files present and intact")
+        print(f"{folder}: all pinned files present and intact")
         return 0
-    table = grid.load(args.data)
+    table = task.load(args.data)
     if args.command == "observations":
         out = table
         what = f"{len(table)} choices of {table['subject'].nunique()} participants"
     else:
-        out = grid.summary(table)
+        out = task.summary(table)
         with pd.option_context("display.width", 120, "display.max_rows", 500):
             print(out.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
         what = f"{len(out)} participant x context rows"
     if args.csv:
-        write_csv(out, args.csv, float_format="%.10g")
+        write_csv(out, args.csv, float_format="%.17g")
         print(f"wrote {what} to {args.csv}", file=sys.stderr)
     elif args.command == "observations":
-        out.to_csv(sys.stdout, index=False, float_format="%.10g")
+        out.to_csv(sys.stdout, index=False, float_format="%.17g")
     return 0
 
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    if args.task == "gridsearch":
-        return _gridsearch(args)
+    if args.task != "hotspot":
+        return _data_task(args)
     if args.command == "fetch":
-        dest = fetch(args.dest)
-        print(dest)
+        fetch(args.dest)  # its progress line names the folder
         return 0
     if args.command == "verify":
         folder = resolve_data_dir(args.data)

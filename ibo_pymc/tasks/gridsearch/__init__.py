@@ -29,6 +29,26 @@ class GridSearchTask:
 
         return load(data, progress=progress)
 
+    def fetch(self, dest=None, *, progress: bool = True):
+        """Download the study's pinned files into ``dest`` (default: the per-user cache), hash-checked."""
+        from ibo_pymc.tasks.gridsearch.data import fetch
+
+        return fetch(dest, progress=progress)
+
+    def verify(self, data=None) -> tuple:
+        """``(folder, {file: what is wrong})`` for the study's pinned files in the folder ``data`` names."""
+        from ibo_pymc.data.fetch import check_pinned
+        from ibo_pymc.tasks.gridsearch.data import FILES, resolve_data_dir
+
+        folder = resolve_data_dir(data)
+        return folder, check_pinned(folder, FILES)
+
+    def summary(self, dataset):
+        """One row per participant and context (:func:`.data.summary`)."""
+        from ibo_pymc.tasks.gridsearch.data import summary
+
+        return summary(dataset)
+
     def subjects(self, dataset) -> list[int]:
         from ibo_pymc.tasks.gridsearch.data import subjects
 

@@ -101,7 +101,7 @@ def test_ibo_data_task_gridsearch(cogmaps_folder, tmp_path, capsys):
     from ibo_pymc.cli.data import main
 
     assert main(["verify", "--task", "gridsearch", "--data", str(cogmaps_folder)]) == 0
-    assert "all 3 files present and intact" in capsys.readouterr().out
+    assert "all pinned files present and intact" in capsys.readouterr().out
     obs = tmp_path / "choices.csv"
     assert main(["observations", "--task", "gridsearch", "--data", str(cogmaps_folder), "--csv", str(obs)]) == 0
     table = pd.read_csv(obs)
