@@ -131,7 +131,7 @@ class Density:
 
         with pm.Model() as m:
             z = pm.Flat("z", shape=len(self.names))
-            pm.Potential("log_density", DensityOp(self)(z))
+            pm.Potential("log_density", DensityOp(self)(z)[0])
         return m
 
 
@@ -141,7 +141,8 @@ def _density_op_class():
     from pytensor.graph.op import Op
 
     class _DensityOp(Op):
-        """A :class:`Density` as a PyTensor Op: value, and the gradient through :class:`_GradOp`."""
+        """A :class:`Density` as a PyTensor Op with two outputs, the value and its gradient (one call of
+        :meth:`Density.value_and_grad`); the gradient of the value is the second output."""
 
         __props__ = ("density",)
 
@@ -150,26 +151,16 @@ def _density_op_class():
 
         def make_node(self, z):
             z = pt.as_tensor_variable(z, dtype="float64")
-            return Apply(self, [z], [pt.dscalar()])
+            return Apply(self, [z], [pt.dscalar(), pt.dvector()])
 
         def perform(self, node, inputs, outputs):
-            outputs[0][0] = np.asarray(self.density.value_and_grad(np.asarray(inputs[0], float))[0], dtype=float)
+            v, g = self.density.value_and_grad(np.asarray(inputs[0], float))
+            outputs[0][0] = np.asarray(v, dtype=float)
+            outputs[1][0] = np.asarray(g, dtype=float)
 
         def grad(self, inputs, output_grads):
-            return [output_grads[0] * _GradOp(self.density)(inputs[0])]
-
-    class _GradOp(Op):
-        __props__ = ("density",)
-
-        def __init__(self, density):
-            self.density = density
-
-        def make_node(self, z):
-            z = pt.as_tensor_variable(z, dtype="float64")
-            return Apply(self, [z], [pt.dvector()])
-
-        def perform(self, node, inputs, outputs):
-            outputs[0][0] = np.asarray(self.density.value_and_grad(np.asarray(inputs[0], float))[1], dtype=float)
+            _, g = self(inputs[0])
+            return [output_grads[0] * g]
 
     return _DensityOp
 
@@ -178,8 +169,8 @@ _OP = None
 
 
 def DensityOp(density: Density):  # noqa: N802 - used as a class
-    """The PyTensor Op of ``density`` (its value, with the gradient as a second Op); PyTensor is imported on
-    first use, so that a fit that never builds a PyMC model never pays for it."""
+    """The PyTensor Op of ``density``: outputs (value, gradient); PyTensor is imported on first use, so that a fit
+    that never builds a PyMC model never pays for it."""
     global _OP
     if _OP is None:
         _OP = _density_op_class()
