@@ -134,7 +134,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if not rows:
         return status or 1
     table = pd.concat(rows, ignore_index=True)
-    fmt = lambda v: f"{v:.2f}"
+    def fmt(v):
+        return f"{v:.2f}"
+
     with pd.option_context("display.width", 140, "display.max_rows", 500):
         print(table[list(COLUMNS)].to_string(index=False, float_format=fmt))
         if len(subjects) > 1:

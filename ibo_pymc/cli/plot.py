@@ -96,7 +96,9 @@ def _main(argv: Sequence[str] | None) -> int:
         return _plot_task(args)
     data, subjects = load_subjects(args)
     cfg = fit_config(args, args.model)
-    log = lambda msg: print(msg, file=sys.stderr, flush=True)
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
     with executor(args) as ex:
         res = fit_cohort(cohort_jobs(data, subjects, [args.model], cfg), Path(args.fits).resolve(), executor=ex,
                          log=log)

@@ -95,7 +95,9 @@ def _main(argv: Sequence[str] | None) -> int:
     write_csv(res.table2, out / "table2.csv", float_format="%.6g")
     if not args.split:
         write_csv(split_frame(split, data), out / "split.csv")
-    fmt = lambda v: f"{v:.2f}"
+    def fmt(v):
+        return f"{v:.2f}"
+
     with pd.option_context("display.width", 140, "display.max_rows", 100):
         print("Table 1: out-of-sample log-likelihood")
         print(res.table1.to_string(index=False, float_format=fmt))
