@@ -89,6 +89,21 @@ def add_task_option(p: ArgumentParser, *, supported: tuple[str, ...] = TASK_NAME
     p.supported_tasks = supported
 
 
+def load_task_subjects(args):
+    """The twin of :func:`load_subjects` for a task reached through the registry: ``(task, data set, subjects)``
+    that ``--task``, ``--data`` and ``--subject`` name."""
+    from ibo_pymc.tasks import get_task
+
+    task = get_task(args.task)
+    dataset = task.load(args.data, progress=not getattr(args, "quiet", False))
+    return task, dataset, task_subjects(task, dataset, args.subject)
+
+
+def fit_settings(args) -> dict:
+    """A command's sampling options (:func:`add_fit_options`) as a task's fit settings."""
+    return {"draws": args.draws, "tune": args.tune, "chains": args.chains, "seed": args.seed}
+
+
 def task_subjects(task, dataset, wanted) -> list[int]:
     """The subjects of ``dataset`` that ``--subject`` names (``"all"`` or None: every one; a list), each checked
     to be in the data (through the task object)."""

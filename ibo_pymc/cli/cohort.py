@@ -36,14 +36,15 @@ from ibo_pymc.cli._common import (
     check_suffix,
     executor,
     fit_config,
+    fit_settings,
     load_subjects,
+    load_task_subjects,
     plural,
     positive_int,
     report_failures,
     run,
     seed_int,
     subject_arg,
-    task_subjects,
 )
 from ibo_pymc.errors import InputError
 
@@ -176,15 +177,12 @@ def _cmd_run_task(args) -> int:
     model, then the shared comparisons and files."""
     from ibo_pymc.population.evidence import evidence_table
     from ibo_pymc.population.selection import FILES, cohort_bms, write_cohort
-    from ibo_pymc.tasks import get_task
 
-    task = get_task(args.task)
     out, fits = _out_and_fits(args)
-    table = task.load(args.data, progress=not args.quiet)
-    subjects = task_subjects(task, table, args.subject)
+    task, table, subjects = load_task_subjects(args)
     fits = fits.resolve()
     fits.mkdir(parents=True, exist_ok=True)
-    settings = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "seed": args.seed}
+    settings = fit_settings(args)
     with executor(args) as ex:
         done = task.cohort_fits(table, subjects, fits, context=args.context, executor=ex, **settings)
     status = report_failures(done.failures, "ibo-cohort")
@@ -203,11 +201,11 @@ def _cmd_run_task(args) -> int:
 
 
 def _cmd_run(args) -> int:
+    if args.task != "hotspot":
+        return _cmd_run_task(args)
     from ibo_pymc.population.selection import FILES, write_cohort
     from ibo_pymc.tasks.hotspot.population.workflow import run_cohort, variant_labels
 
-    if args.task != "hotspot":
-        return _cmd_run_task(args)
     out, fits = _out_and_fits(args)
     data, subjects = load_subjects(args)
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))

@@ -16,12 +16,13 @@ from ibo_pymc.cli._common import (
     check_suffix,
     executor,
     fit_config,
+    fit_settings,
     load_subjects,
+    load_task_subjects,
     plural,
     report_failures,
     run,
     subject_arg,
-    task_subjects,
 )
 from ibo_pymc.tasks.hotspot.data import load_split, random_split
 
@@ -63,14 +64,11 @@ def _compare_task(args) -> int:
 
     from ibo_pymc.execution import Job, run_jobs
     from ibo_pymc.io import write_csv
-    from ibo_pymc.tasks import get_task
 
-    task = get_task(args.task)
-    table = task.load(args.data, progress=not args.quiet)
-    subjects = task_subjects(task, table, args.subject)
+    task, table, subjects = load_task_subjects(args)
     folder = Path(args.fits).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    settings = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "seed": args.seed}
+    settings = fit_settings(args)
     jobs = [Job(f"participant {s}, {args.context}", task.compare,
                 (task.observations(table, s, context=args.context), str(folder)), settings) for s in subjects]
     with executor(args) as ex:

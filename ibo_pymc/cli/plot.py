@@ -14,11 +14,12 @@ from ibo_pymc.cli._common import (
     check_suffix,
     executor,
     fit_config,
+    fit_settings,
     load_subjects,
+    load_task_subjects,
     report_failures,
     run,
     subject_arg,
-    task_subjects,
 )
 
 
@@ -55,14 +56,11 @@ def _plot_task(args) -> int:
 
     from ibo_pymc.io import save_figure
     from ibo_pymc.population.plots import plot_family_probabilities
-    from ibo_pymc.tasks import get_task
 
-    task = get_task(args.task)
-    table = task.load(args.data)
-    subjects = task_subjects(task, table, args.subject)
+    task, table, subjects = load_task_subjects(args)
     folder = Path(args.fits).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    settings = {"draws": args.draws, "tune": args.tune, "chains": args.chains, "seed": args.seed}
+    settings = fit_settings(args)
     with executor(args) as ex:
         done = task.cohort_fits(table, subjects, folder, context=args.context, surrogates=(args.surrogate,),
                                 executor=ex, **settings)
@@ -83,6 +81,10 @@ def _main(argv: Sequence[str] | None) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
+    args = build_parser().parse_args(argv)
+    check_suffix(args.out, "--out", (".png", ".pdf"))
+    if args.task != "hotspot":
+        return _plot_task(args)
     from pathlib import Path
 
     from ibo_pymc.io import save_figure
@@ -90,12 +92,9 @@ def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.tasks.hotspot.model.fit import IBOModel
     from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
 
-    args = build_parser().parse_args(argv)
-    check_suffix(args.out, "--out", (".png", ".pdf"))
-    if args.task != "hotspot":
-        return _plot_task(args)
     data, subjects = load_subjects(args)
     cfg = fit_config(args, args.model)
+
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 

@@ -15,10 +15,10 @@ from ibo_pymc.cli._common import (
     add_task_option,
     executor,
     load_subjects,
+    load_task_subjects,
     run,
     seed_int,
     subject_arg,
-    task_subjects,
 )
 from ibo_pymc.errors import InputError
 from ibo_pymc.io import check_writable, write_csv
@@ -54,14 +54,11 @@ def _reproduce_task(args) -> int:
     from contextlib import ExitStack
 
     from ibo_pymc.io import atomic_path, check_writable
-    from ibo_pymc.tasks import get_task
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a folder", path=out, field="--out")
-    task = get_task(args.task)
-    table = task.load(args.data, progress=not args.quiet)
-    subjects = task_subjects(task, table, args.subject)
+    task, table, subjects = load_task_subjects(args)
     check_writable(out)  # the input is good: fail now, not after an 11-minute run
     with executor(args) as ex:
         fits, folds = task.reproduce(table, subjects=subjects, executor=ex)

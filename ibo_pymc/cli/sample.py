@@ -17,13 +17,14 @@ from ibo_pymc.cli._common import (
     add_tune_option,
     check_suffix,
     executor,
+    fit_settings,
     load_subjects,
+    load_task_subjects,
     positive_int,
     report_failures,
     run,
     seed_int,
     subject_arg,
-    task_subjects,
 )
 from ibo_pymc.errors import InputError
 
@@ -140,13 +141,9 @@ def _sample_task(args) -> int:
     through the task object."""
     from ibo_pymc.execution import Job, run_jobs
     from ibo_pymc.io import write_csv
-    from ibo_pymc.tasks import get_task
 
-    task = get_task(args.task)
-    table = task.load(args.data, progress=not args.quiet)
-    subjects = task_subjects(task, table, args.subject)
-    settings = {"surrogate": args.surrogate, "draws": args.draws, "tune": args.tune, "chains": args.chains,
-                "seed": args.seed, "sampler": args.sampler}
+    task, table, subjects = load_task_subjects(args)
+    settings = {**fit_settings(args), "surrogate": args.surrogate, "sampler": args.sampler}
     where = {"context": args.context}
     models = {s: task.model(task.observations(table, s, **where), **settings) for s in subjects}
     many = len(subjects) > 1 or args.subject == "all"

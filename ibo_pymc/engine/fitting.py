@@ -166,7 +166,7 @@ def fit_families(model, config: EngineConfig, *, progress: bool = False) -> list
     import sys
 
     families = tuple(model.families)
-    seeds = np.random.SeedSequence(model.seed_entropy()).spawn(len(families) + 2)  # [-1]: the assembly
+    seeds = fit_seeds(model)
     density = {f: model.density(f) for f in families}
     mode = {f: find_mode(density[f], model.priors(f)) for f in families}
     lap = {f: laplace(density[f], mode[f]) for f in families}
@@ -198,6 +198,6 @@ def fit_families(model, config: EngineConfig, *, progress: bool = False) -> list
     return out
 
 
-def family_seed(model) -> np.random.SeedSequence:
-    """The assembly's seed: the last child of the fit's ``SeedSequence`` (:func:`fit_families`)."""
-    return np.random.SeedSequence(model.seed_entropy()).spawn(len(tuple(model.families)) + 2)[-1]
+def fit_seeds(model) -> list:
+    """The fit's seeds (module docstring): a child per family, an unused one, and the assembly's last."""
+    return np.random.SeedSequence(model.seed_entropy()).spawn(len(tuple(model.families)) + 2)

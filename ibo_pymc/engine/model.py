@@ -105,10 +105,10 @@ class IBOModelBase:
         """Fit every family, assemble the marginal posterior, and return the InferenceData (kept as ``idata``).
         ``progress``: one line on stderr per family as it is fitted."""
         from ibo_pymc.engine.assembly import assemble
-        from ibo_pymc.engine.fitting import family_seed, fit_families
+        from ibo_pymc.engine.fitting import fit_families, fit_seeds
 
         fits = fit_families(self, self.config, progress=progress)
-        self.idata = assemble(self, fits, np.random.default_rng(family_seed(self)))
+        self.idata = assemble(self, fits, np.random.default_rng(fit_seeds(self)[-1]))
         return self.idata
 
     def _need_fit(self):
@@ -146,17 +146,19 @@ class IBOModelBase:
         block ``marginal`` for the family-marginalised draws of the parameters every family has."""
         import arviz as az
 
+        from ibo_pymc.engine.results import conditional
+
         idata = self._need_fit()
-        cond, post = idata["conditional_posterior"], idata.posterior
         probs = self.family_probabilities()
-        rows = []
-        for fam in self.families:
-            for n in self.priors(fam):
-                v = cond[n].sel(component=fam).values if "component" in cond[n].dims else cond[n].values
-                rows.append(_row(fam, float(probs[fam]), n, v.ravel(), hdi_prob, az))
-        shared = [n for n in self.priors(self.families[0]) if all(n in self.priors(f) for f in self.families)]
-        rows += [_row("marginal", 1.0, n, post[n].values.ravel(), hdi_prob, az) for n in shared]
+        rows = [_row(fam, float(probs[fam]), n, conditional(idata, fam, n).values.ravel(), hdi_prob, az)
+                for fam in self.families for n in self.priors(fam)]
+        rows += [_row("marginal", 1.0, n, idata.posterior[n].values.ravel(), hdi_prob, az)
+                 for n in self._shared_parameters()]
         return pd.DataFrame(rows)
+
+    def _shared_parameters(self) -> list[str]:
+        """The parameters every family has (their family-marginalised draws are summarised and drawn)."""
+        return [n for n in self.priors(self.families[0]) if all(n in self.priors(f) for f in self.families)]
 
     def loo(self, method: str = "reliable", *, log=None):
         """PSIS-LOO over the observation units. ``reliable`` (default): the three tiers of
@@ -181,18 +183,15 @@ class IBOModelBase:
         """Each family's conditional draws, log-likelihood and densities, as the engine's LOO takes them
         (:class:`ibo_pymc.engine.loo.ComponentDraws`)."""
         from ibo_pymc.engine.loo import ComponentDraws
-        from ibo_pymc.engine.results import component_table
+        from ibo_pymc.engine.results import component_table, conditional
 
         idata = self._need_fit()
-        cond = idata["conditional_posterior"]
         probs = component_table(idata)["probability"]
         out = []
         for fam in self.families:
             priors = self.priors(fam)
             names = list(priors)
-            arrays = [cond[n].sel(component=fam).values if "component" in cond[n].dims else cond[n].values
-                      for n in names]
-            z = np.stack([priors[n].to_unconstrained(a) for n, a in zip(names, arrays)], axis=-1)
+            z = np.stack([priors[n].to_unconstrained(conditional(idata, fam, n).values) for n in names], axis=-1)
 
             def loglik(zz, fam=fam, priors=priors, names=names):
                 return self.loglik(fam, {n: priors[n].from_unconstrained(zz[:, j]) for j, n in enumerate(names)})
@@ -221,7 +220,7 @@ class IBOModelBase:
 
         idata = self._need_fit()
         probs = self.family_probabilities()
-        shared = [n for n in self.priors(self.families[0]) if all(n in self.priors(f) for f in self.families)]
+        shared = self._shared_parameters()
         fig, axes = plt.subplots(1, 1 + len(shared), figsize=(3.2 * (1 + len(shared)), 2.8), squeeze=False)
         ax = axes[0, 0]
         ax.bar(list(probs.index), probs.to_numpy(), color="0.4")

@@ -120,3 +120,10 @@ def family_evidence_dataset(families, probability, *, log_evidence, rel_error, r
         },
         coords={"component": list(families), "family": list(families)},
     )
+
+
+def conditional(idata, family: str, name: str):
+    """The conditional draws of parameter ``name`` given ``family`` (chain, draw): the fit schema stores a
+    parameter of several families with a ``component`` dim, one family's own parameter without it."""
+    da = idata["conditional_posterior"][name]
+    return da.sel(component=family) if "component" in da.dims else da

@@ -93,19 +93,15 @@ def recovery_row(truth: GridTruth, gr: GridRounds, idata, prob: float = 0.9) -> 
     """How one fit recovers its truth: family probability of the truth, posterior means and interval coverage."""
     import arviz as az
 
+    from ibo_pymc.engine.results import conditional
     from ibo_pymc.tasks.gridsearch.model import family_probabilities
 
-    cond = idata["conditional_posterior"]
     theta = THETA_NAME[truth.surrogate]  # lambda (GP) or error_variance (BMT)
     probs = family_probabilities(idata)
     row = {"subject": gr.subject, "family": truth.family, theta: truth.theta, "beta": truth.beta, "tau": truth.tau,
            "p_true_family": float(probs[truth.family]), "map_family": str(probs.idxmax())}
-    def given(n):  # a parameter of several families has a component dim; of one family, not
-        return cond[n].sel(component=truth.family) if "component" in cond[n].dims else cond[n]
-
-    names = [(theta, given(theta)), ("tau", given("tau"))]
-    if truth.family in HAS_BETA:
-        names.append(("beta", cond["beta"]))
+    names = [(n, conditional(idata, truth.family, n)) for n in (theta, "tau", "beta")
+             if n != "beta" or truth.family in HAS_BETA]
     for n, da in names:
         v = da.values.ravel()
         lo, hi = az.hdi(v, hdi_prob=prob)
