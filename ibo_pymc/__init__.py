@@ -14,7 +14,8 @@ The public API (``import ibo_pymc as ibo``; each name is imported on first use):
 * tasks: :func:`get_task`, :func:`task_names`;
 * fits: :func:`read_fit` (any saved fit, older formats brought to the fit schema), :func:`family_lme`;
 * the population level: :func:`random_effects_bms`, :func:`family_bms`, :func:`exceedance_probabilities`,
-  :class:`BMSResult`;
+  :class:`BMSResult`; the hierarchical model of several subjects, :class:`HierarchicalModel` (also
+  ``SomeModel(observations, hierarchical=True)``) and :func:`fit_hierarchical` (on saved fits);
 * errors: :class:`InputError`, :class:`DataIntegrityError`.
 
 The flow of the package: :mod:`ibo_pymc.data` (fetching, tidy tables) -> :mod:`ibo_pymc.engine` (the model
@@ -50,6 +51,8 @@ _PUBLIC = {
     "LogNormalPrior": "ibo_pymc.engine.priors",
     "UniformPrior": "ibo_pymc.engine.priors",
     "read_fit": "ibo_pymc.engine.schema",
+    "HierarchicalModel": "ibo_pymc.engine.hierarchical",
+    "fit_hierarchical": "ibo_pymc.engine.hierarchical",
     "family_lme": "ibo_pymc.population.evidence",
     "GridSearchModel": "ibo_pymc.tasks.gridsearch.model",
     "GridSearchConfig": "ibo_pymc.tasks.gridsearch.model",

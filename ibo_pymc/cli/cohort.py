@@ -14,10 +14,12 @@
     --context spatial|conceptual``: every participant under the GP and the mean
     tracker, the same comparisons and files.
 ``ibo-cohort hierarchical --data DIR --out DIR [--fits DIR] [--split FILE]``
-    the hierarchical ũ± model (:mod:`ibo_pymc.tasks.hotspot.model.hierarchical`): population
+    the hierarchical ũ± model (:mod:`ibo_pymc.engine.hierarchical`): population
     quantities, each subject's shrunken estimates, the shrinkage figure, the
     InferenceData, and with ``--split`` the held-out comparison with the fits alone
-    (:data:`ibo_pymc.tasks.hotspot.population.workflow.HIERARCHICAL_FILES`).
+    (:data:`ibo_pymc.population.hierarchical_files.HIERARCHICAL_FILES`). With ``--task gridsearch --context
+    spatial|conceptual [--surrogate GP|BMT]``: the participants' fits of one surrogate in one context (lambda or
+    the mean tracker's error variance, tau, UCB's beta, the family mix), the same files.
 """
 
 from __future__ import annotations
@@ -80,21 +82,25 @@ def build_parser() -> ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="no progress lines")
     add_execution_options(r)
 
-    h = sub.add_parser("hierarchical", help="the hierarchical ũ± model of the cohort: population quantities, shrinkage")
-    add_task_option(h, supported=("hotspot",))
+    h = sub.add_parser("hierarchical", help="the hierarchical model of the cohort: population quantities, shrinkage "
+                       "(hotspot: ũ±; gridsearch: one surrogate in one context)")
+    add_task_option(h)
+    h.task_option("--context", tasks={"gridsearch": "spatial"}, choices=("spatial", "conceptual"),
+                  help="gridsearch: which version of the task (default spatial)")
+    h.task_option("--surrogate", tasks={"gridsearch": "GP"}, choices=("GP", "BMT"),
+                  help="gridsearch: the surrogate of the subjects' fits, GP (default) or BMT")
     add_data_option(h)
     h.add_argument("--out", metavar="DIR", required=True, help="folder of the tables, the figure and hierarchical.nc")
     h.add_argument("--fits", metavar="DIR", default=None,
-                   help="folder of saved fits subject-NN-tau_pm.nc (reused when they match, written when missing; "
-                   "default OUT/fits)")
+                   help="folder of saved fits (reused when they match, written when missing; default OUT/fits)")
     h.add_argument("--subject", type=subject_arg, default="all", help="'all' (default) or subject numbers separated by commas")
-    h.add_argument("--split", metavar="FILE", default=None,
-                   help="also fit the training rounds of this split (subject,session_id,set) alone and hierarchically, "
-                   "and compare the held-out lppd of the test rounds (heldout.csv)")
+    h.task_option("--split", metavar="FILE", tasks={"hotspot": None},
+                  help="hotspot: also fit the training rounds of this split (subject,session_id,set) alone and "
+                  "hierarchically, and compare the held-out lppd of the test rounds (heldout.csv)")
     h.add_argument("--population-draws", type=positive_int, default=1000,
                    help="draws and tuning iterations per chain of the population level (default 1000 each; 4 chains)")
     h.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain for new fits (default 1000)")
-    h.add_argument("--tune", type=positive_int, default=1000, help="tuning iterations per chain for new fits (default 1000)")
+    add_tune_option(h)
     h.add_argument("--chains", type=positive_int, default=4, help="chains for new fits (default 4)")
     h.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0)")
     h.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -229,20 +235,29 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_hierarchical(args) -> int:
-    import time
+    from ibo_pymc.engine.hierarchical import fit_hierarchical
+
+    out, fits_dir = _out_and_fits(args)
+    fits_dir = fits_dir.resolve()
+    if args.task != "hotspot":
+        task, table, subjects = load_task_subjects(args)
+        if len(subjects) < 2:
+            raise InputError("a hierarchical model needs at least two subjects", field="--subject")
+        fits_dir.mkdir(parents=True, exist_ok=True)
+        with executor(args) as ex:
+            done = task.cohort_fits(table, subjects, fits_dir, context=args.context, surrogates=(args.surrogate,),
+                                    executor=ex, **fit_settings(args))
+        status = report_failures(done.failures, "ibo-cohort")
+        if done.failures:
+            return status or 1
+        whole = [task.load_fit(p) for p in done.results]
+        return _hierarchical_files(args, out, fit_hierarchical, whole, None, None, status)
 
     from ibo_pymc.tasks.hotspot.data import load_split
     from ibo_pymc.tasks.hotspot.model.fit import IBOModel
     from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
-    from ibo_pymc.tasks.hotspot.model.hierarchical import fit_hierarchical
-    from ibo_pymc.tasks.hotspot.population.workflow import (
-        HIERARCHICAL_FILES,
-        heldout_comparison,
-        write_hierarchical,
-    )
+    from ibo_pymc.tasks.hotspot.population.workflow import heldout_comparison
 
-    out, fits_dir = _out_and_fits(args)
-    fits_dir = fits_dir.resolve()
     data, subjects = load_subjects(args)
     if len(subjects) < 2:
         raise InputError("a hierarchical model needs at least two subjects", field="--subject")
@@ -257,17 +272,31 @@ def _cmd_hierarchical(args) -> int:
     if done.failures:
         return status
     whole = [IBOModel.load(p) for j, p in zip(done.jobs, done.paths) if j.tag == ""]
+
+    def heldout(settings):
+        train = [IBOModel.load(p) for j, p in zip(done.jobs, done.paths) if j.tag == "-train"]
+        tests = {s: split.partition(data.observations(s))[1] for s in subjects}
+        return heldout_comparison(fit_hierarchical(train, **settings), train, tests)
+
+    return _hierarchical_files(args, out, fit_hierarchical, whole, heldout if split else None,
+                               {"tau_neg": "tau^-", "tau_pos": "tau^+"}, status)
+
+
+def _hierarchical_files(args, out, fit_hierarchical, fits, heldout_of, labels, status) -> int:
+    """The population level on the subjects' fits, its report and its files (and the held-out comparison when
+    ``heldout_of`` is given: a function of the population settings)."""
+    import time
+
+    from ibo_pymc.population.hierarchical_files import HIERARCHICAL_FILES, write_hierarchical
+
     settings = {"draws": args.population_draws, "tune": args.population_draws, "seed": args.seed}
     t0 = time.perf_counter()
-    h = fit_hierarchical(whole, **settings)
-    summary = {"seconds": round(time.perf_counter() - t0, 1), "subjects": len(whole),
+    h = fit_hierarchical(fits, **settings)
+    summary = {"seconds": round(time.perf_counter() - t0, 1), "subjects": len(fits),
                "max_pareto_k": float(h.idata["subject_diagnostics"]["pareto_k"].max())}
     heldout = None
-    if split is not None:
-        train = [IBOModel.load(p) for j, p in zip(done.jobs, done.paths) if j.tag == "-train"]
-        h_train = fit_hierarchical(train, **settings)
-        tests = {s: split.partition(data.observations(s))[1] for s in subjects}
-        heldout = heldout_comparison(h_train, train, tests)
+    if heldout_of is not None:
+        heldout = heldout_of(settings)
         summary["heldout_lppd"] = {"independent": float(heldout["independent"].sum()),
                                    "hierarchical": float(heldout["hierarchical"].sum())}
     conv = h.convergence()
@@ -279,7 +308,7 @@ def _cmd_hierarchical(args) -> int:
         if heldout is not None:
             print(f"\nheld-out lppd of the test rounds: alone {heldout['independent'].sum():.2f}, hierarchical "
                   f"{heldout['hierarchical'].sum():.2f} (better for {int((heldout['difference'] > 0).sum())} of {len(heldout)} subjects)")
-    write_hierarchical(h, out, heldout=heldout, summary=summary)
+    write_hierarchical(h, out, heldout=heldout, summary=summary, labels=labels)
     print(f"wrote {', '.join(v for k, v in HIERARCHICAL_FILES.items() if k != 'heldout' or heldout is not None)} in {out}",
           file=sys.stderr)
     return status

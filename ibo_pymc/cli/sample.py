@@ -191,8 +191,9 @@ def _sample_task(args) -> int:
     if rows:
         folder = Path(args.out or DEFAULT_DIR) if many else paths[0].parent  # one participant: beside its fit
         summ_path = folder / f"summary-{args.task}-{args.context}-{args.surrogate}.csv"
-        write_csv(task.fits_table([r["path"] for r in rows]), summ_path, float_format="%.6g")
-        print(f"wrote {len(rows)} fits and {summ_path} (posterior intervals, family probabilities, PSIS-LOO, "
+        write_csv(task.fits_table([{k: v for k, v in r.items() if k != "path"} for r in rows]), summ_path,
+                  float_format="%.6g")
+        print(f"wrote {len(rows)} fits and {summ_path} (posterior intervals, family probabilities, reliable LOO, "
               f"convergence; {time.perf_counter() - t0:.0f} s)", file=sys.stderr)
         if args.strict and not all(r["converged"] for r in rows):
             status = status or 3

@@ -6,7 +6,7 @@
 * :mod:`.density` -- a family's log-density on the unconstrained scale; the adapters to nutpie (a compiled C
   callback, or a Python one) and to PyMC (a PyTensor Op)
 * :mod:`.priors` -- priors with their maps to the real line
-* :mod:`.fitting` -- the family-by-family fit: screening, NUTS, thinning, bridge-sampled evidences
+* :mod:`.fitting` -- the one fitting loop: NUTS per component, screening, strata, thinning, bridge evidences
 * :mod:`.bridge` -- bridge sampling of a conditional posterior's normalising constant
 * :mod:`.strata` -- where to split a component whose conditional posterior has separated modes
 * :mod:`.assembly` -- the marginal posterior from the families' conditional ones, as InferenceData

@@ -15,17 +15,23 @@ from dataclasses import asdict, dataclass, fields
 from ibo_pymc.errors import InputError
 
 SAMPLERS = ("nutpie", "pymc")
+#: settings added after fits were first saved, with the value that is the behaviour of the fits saved before
+#: them: left out of the saved configuration (and so of its hash) at that value, so those fits keep their hash
+_ADDED = {"max_strata": 1}
 MASS_MATRICES = ("diag", "low_rank")
 
 
 @dataclass(frozen=True)
 class EngineConfig:
     """Sampling (``draws``, ``tune``, ``chains``, ``seed``, ``sampler``, ``cores``, ``target_accept``,
-    ``mass_matrix``), convergence (``target_rhat``, ``min_ess``, ``max_thin``, ``relevance``,
-    ``rhat_decimals``) and screening (``screen``).
+    ``mass_matrix``), convergence (``target_rhat``, ``min_ess``, ``max_thin``, ``max_strata``, ``relevance``,
+    ``rhat_decimals``) and screening (``screen``); the loop that uses them is
+    :func:`~ibo_pymc.engine.fitting.fit_components`.
 
     ``max_thin``: a family that misses the convergence targets is sampled again ``thin`` = 2, 4, ... times
-    longer (draws and tuning), keeping every ``thin``-th draw, up to ``max_thin``. ``relevance``: the
+    longer (draws and tuning), keeping every ``thin``-th draw, up to ``max_thin``. ``max_strata``: how many
+    strata a family whose draws show separated modes may be split into (1: never split; a task whose plan
+    cannot restrict a prior never splits). ``relevance``: the
     posterior probability below which a family's convergence is not required. ``screen``: a family whose
     Laplace evidence is more than ``screen`` nats below the best family's is not sampled (its probability
     is below ``exp(-screen)``; its draws come from the Laplace normal); ``inf`` samples every family.
@@ -44,12 +50,13 @@ class EngineConfig:
     target_rhat: float = 1.01
     min_ess: float = 400.0
     max_thin: int = 8
+    max_strata: int = 1
     relevance: float = 0.001
     rhat_decimals: int | None = None
     screen: float = math.inf
 
     def __post_init__(self):
-        for name in ("draws", "tune", "chains", "max_thin"):
+        for name in ("draws", "tune", "chains", "max_thin", "max_strata"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise InputError(f"expected a whole number >= 1, got {v!r}", field=name)
@@ -85,6 +92,9 @@ class EngineConfig:
             if isinstance(f.default, float) and isinstance(d[f.name], int) and not isinstance(d[f.name], bool):
                 d[f.name] = float(d[f.name])
         d["screen"] = None if math.isinf(self.screen) else self.screen
+        for name, value in _ADDED.items():  # a setting added later, at the value that was the behaviour before it
+            if d[name] == value:
+                del d[name]
         return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
 
     def to_json(self) -> str:

@@ -1,31 +1,38 @@
-"""The family-by-family fit: screening, NUTS per family, thinning, bridge-sampled evidences.
+"""The engine's fit: components sampled by NUTS, screened, split into strata, thinned, weighed by their evidence.
 
-Why family by family: the family-marginalised posterior of a subject is the
-mixture ``sum_k P(k | y) p(params | y, k)`` of the families' conditional
+Why component by component: the family-marginalised posterior of a subject is
+the mixture ``sum_k P(k | y) p(params | y, k)`` of the families' conditional
 posteriors, and sampling the mixture directly fails where families overlap
 (the same curve under two families joins their modes by ridges that chains
 cannot cross). Each conditional posterior is a small, unimodal-enough problem
 that NUTS handles well; its normalising constant ``p(y | k)`` (bridge
-sampling) gives ``P(k | y)``; the assembly (:mod:`.assembly`) draws the
-marginal posterior from the pieces.
+sampling, :mod:`.bridge`) gives ``P(k | y)``; the assembly (:mod:`.assembly`)
+draws the marginal posterior from the pieces.
 
-For each family (:func:`fit_families`):
+The loop (:func:`fit_components`, one for every task):
 
-1. the conditional posterior's mode (L-BFGS from the priors' centre and one
-   scale either side; inside a box of +-10 scales where the unbounded search
-   strays where the density is undefined) and its Laplace evidence;
-2. screening: a family whose Laplace evidence is more than ``screen`` nats
-   below the best family's is not sampled (posterior probability below
-   ``exp(-screen)``); its draws come from the Laplace normal;
-3. NUTS (nutpie or ``pm.sample``) started near the mode; R-hat and bulk and
-   tail ESS of every parameter checked against the targets; a family that
-   misses them is sampled again ``thin`` = 2, 4, ... times longer keeping
-   every ``thin``-th draw, up to ``max_thin``;
-4. the family's evidence by bridge sampling (:mod:`.bridge`).
+1. sample every component (a family; later perhaps a stratum of one) and
+   estimate its evidence by bridge sampling;
+2. check R-hat and bulk and tail ESS of every component whose posterior
+   probability reaches ``relevance``;
+3. a failing component whose draws show separated modes (a multimodal
+   conditional posterior: chains cannot cross between the modes) is split
+   there into two *strata* (:mod:`.strata`), each with its prior restricted to
+   its side and weighted by its share of the prior volume, up to
+   ``max_strata`` per family; otherwise it is sampled again ``thin`` = 2, 4,
+   ... times longer keeping every ``thin``-th draw, up to ``max_thin``.
 
-Seeds: one ``SeedSequence`` of the task's entropy (:meth:`~.model.IBOModelBase.seed_entropy`) spawns a
-child per family (its mode's jitter, Laplace draws and bridge sampling; its NUTS seed plus ``thin``) and one
-for the assembly, so each family's draws depend on its own child only.
+How the components' runs are laid out is the model's :class:`SamplingPlan`:
+
+* :class:`PerFamily` (the default): each family on its own NUTS run, started
+  near its mode (L-BFGS from the priors' centre and one scale either side;
+  inside a box of +-10 scales where the unbounded search strays where the
+  density is undefined), after Laplace *screening*: a family whose Laplace
+  evidence is more than ``screen`` nats below the best family's is not sampled
+  (posterior probability below ``exp(-screen)``); its draws come from the
+  Laplace normal. A rerun resamples only the failing families.
+* a joint plan (the hotspot task's): all components side by side in one NUTS
+  run, started from a cheap grid posterior; a split or a thinning reruns all.
 """
 
 from __future__ import annotations
@@ -41,22 +48,29 @@ from ibo_pymc.engine.density import Density
 
 
 @dataclass
-class FamilyFit:
-    """One family's conditional posterior: unconstrained draws (chain, draw, dim), the sampler's statistics
-    (None when screened), the evidence, how it was obtained, and convergence."""
+class ComponentFit:
+    """One component's conditional posterior (a family, or a stratum of one): its draws in the layout of the
+    plan that sampled them (per family: unconstrained (chain, draw, dim)), the sampler's statistics (None when
+    screened), its evidence, how it was obtained, convergence, and the thinning it was sampled with."""
 
+    component: object
     family: str
+    label: str
     names: tuple
-    draws: np.ndarray
+    draws: object
     stats: object
-    log_evidence: float
-    rel_error: float
-    method: str
-    r_hat: float
-    ess_bulk: float
-    ess_tail: float
-    divergences: int
     thin: int
+    method: str = "bridge"
+    log_evidence: float = math.nan
+    rel_error: float = math.nan
+    r_hat: float = math.nan
+    ess_bulk: float = math.nan
+    ess_tail: float = math.nan
+    divergences: int = 0
+
+    @property
+    def sampled(self) -> bool:
+        return self.method == "bridge"
 
 
 def find_mode(density: Density, priors: dict) -> np.ndarray:
@@ -160,44 +174,165 @@ def sample_family(density: Density, mode: np.ndarray, config: EngineConfig, seed
     return X, tr.sample_stats
 
 
-def fit_families(model, config: EngineConfig, *, progress: bool = False) -> list[FamilyFit]:
-    """Every family's conditional posterior and evidence (module docstring); ``model`` is an
-    :class:`~ibo_pymc.engine.model.IBOModelBase`. ``progress``: one line on stderr per family."""
-    import sys
+class SamplingPlan:
+    """How a model's components are sampled: what the engine's loop (:func:`fit_components`) asks of a layout.
 
-    families = tuple(model.families)
-    seeds = fit_seeds(model)
-    density = {f: model.density(f) for f in families}
-    mode = {f: find_mode(density[f], model.priors(f)) for f in families}
-    lap = {f: laplace(density[f], mode[f]) for f in families}
-    best = max(v[0] for v in lap.values())
-    out = []
-    for k, fam in enumerate(families):
-        rng = np.random.default_rng(seeds[k])
-        names = tuple(density[fam].names)
-        # a family is screened only on a valid Laplace estimate (a failed one, -inf, is sampled)
-        if math.isfinite(lap[fam][0]) and lap[fam][0] < best - config.screen:
-            X = rng.multivariate_normal(mode[fam], lap[fam][1], size=(config.chains, config.draws))
-            out.append(FamilyFit(fam, names, X, None, lap[fam][0], math.nan, "laplace", math.nan, math.nan,
-                                 math.nan, 0, 0))
+    The loop is the same for every task; a plan says how the components' NUTS runs are laid out and seeded.
+    :class:`PerFamily` (the default of :meth:`~ibo_pymc.engine.model.IBOModelBase.sampling_plan`) samples
+    every family on its own; a task may lay its components side by side in one joint run instead
+    (``joint = True``: a rerun resamples all of them, with one thinning), as the hotspot task does.
+    """
+
+    #: whether the components are sampled in one run (a split or a thinning reruns all of them)
+    joint: bool = False
+
+    def components(self) -> list:
+        """The components to start from (one per family)."""
+        raise NotImplementedError
+
+    def sample(self, comps: list, todo: list[int], thin: list[int]) -> dict[int, ComponentFit]:
+        """Fits (draws, statistics, convergence; no evidence yet unless screened) of the components ``todo``,
+        each with its ``thin``."""
+        raise NotImplementedError
+
+    def evidences(self, comps: list, fits: list, todo: list[int]) -> None:
+        """Fill in ``log_evidence`` and ``rel_error`` of the sampled fits ``todo`` (bridge sampling)."""
+        raise NotImplementedError
+
+    def label(self, comp) -> str:
+        """A component's name in messages and tables."""
+        return str(comp)
+
+    def log_share(self, comp) -> float:
+        """log of a component's share of its family's prior (0 for a whole family; a stratum's is below)."""
+        return 0.0
+
+    def split(self, comps: list, i: int, fit: ComponentFit) -> list | None:
+        """The components with ``comps[i]`` split into two strata where its draws show separated modes, or
+        None (a plan that cannot restrict a prior never splits)."""
+        return None
+
+    def log(self, message: str) -> None:
+        import sys
+
+        print(message, file=sys.stderr, flush=True)
+
+
+def fit_components(plan: SamplingPlan, config, *, progress: bool = False):
+    """The engine's loop: sample every component, weigh it by its evidence, and go on until every component
+    whose probability reaches ``config.relevance`` meets the convergence targets.
+
+    A failing component is first split into strata (at most ``config.max_strata`` per family) where its draws
+    show separated modes (:func:`~ibo_pymc.engine.strata.split_point`), else sampled again ``thin`` = 2, 4,
+    ... times longer keeping every ``thin``-th draw, up to ``config.max_thin``. Returns the components, their
+    fits and their probabilities (``P(component | y)``, from the evidences and the components' prior shares).
+    """
+    from ibo_pymc.engine.mixing import softmax
+
+    comps = list(plan.components())
+    thin = [1] * len(comps)
+    fits: list = [None] * len(comps)
+    todo = list(range(len(comps)))
+    max_strata = getattr(config, "max_strata", 1)
+    while True:
+        for i, f in plan.sample(comps, todo, thin).items():
+            fits[i] = f
+        plan.evidences(comps, fits, [i for i in todo if fits[i].sampled])
+        probs = softmax(np.array([f.log_evidence + plan.log_share(c) for f, c in zip(fits, comps)]))
+        failing = [i for i, f in enumerate(fits) if f.sampled and probs[i] >= config.relevance
+                   and not meets_targets(f.r_hat, f.ess_bulk, f.ess_tail, config)]
+        if not failing:
+            break
+        split = _split(plan, comps, fits, failing, max_strata)
+        if split is not None:
+            i, new = split
+            n = len(new) - len(comps)  # the split component's place now holds its strata
+            thin = thin[:i] + [thin[i]] * (n + 1) + thin[i + 1 :]
+            fits = fits[:i] + [None] * (n + 1) + fits[i + 1 :]
+            comps = new
+            todo = list(range(len(comps))) if plan.joint else list(range(i, i + n + 1))
+            if progress:
+                plan.log(f"  multimodal; sampling the strata {', '.join(plan.label(c) for c in comps[i : i + n + 1])} "
+                         "separately")
             continue
-        thin = 1
-        while True:
-            X, stats = sample_family(density[fam], mode[fam], config, int(seeds[k].generate_state(1)[0]) + thin, thin)
-            r_hat, bulk, tail = diagnose(X, config.rhat_decimals)
-            if meets_targets(r_hat, bulk, tail, config) or thin >= config.max_thin:
-                break
-            thin *= 2  # run longer, keep every thin-th draw
-        ev = bridge_from_draws(X, density[fam].value, rng)
+        if plan.joint:
+            todo = list(range(len(comps))) if thin[0] * 2 <= config.max_thin else []
+        else:
+            todo = [i for i in failing if thin[i] * 2 <= config.max_thin]
+        if not todo:
+            break
+        for i in todo:
+            thin[i] *= 2  # run longer, keep every thin-th draw
         if progress:
-            print(f"  {fam}: R-hat {r_hat:.3f}, ESS {min(bulk, tail):.0f}" + (f", thinned {thin}x" if thin > 1 else ""),
-                  file=sys.stderr, flush=True)
-        divergences = int(np.asarray(stats["diverging"]).sum()) if "diverging" in stats else 0
-        out.append(FamilyFit(fam, names, X, stats, ev.log_evidence, ev.rel_error, "bridge", r_hat, bulk, tail,
-                             divergences, thin))
-    return out
+            nth = {2: "2nd", 3: "3rd"}.get(thin[todo[0]], f"{thin[todo[0]]}th")
+            plan.log(f"  not yet converged ({', '.join(fits[i].label for i in failing)}); sampling again, "
+                     f"keeping every {nth} draw")
+    return comps, fits, probs
 
 
-def fit_seeds(model) -> list:
-    """The fit's seeds (module docstring): a child per family, an unused one, and the assembly's last."""
-    return np.random.SeedSequence(model.seed_entropy()).spawn(len(tuple(model.families)) + 2)
+def _split(plan, comps, fits, failing, max_strata):
+    """The first failing component that may still be split and shows separated modes: (its index, the new
+    components), or None."""
+    if max_strata <= 1:
+        return None
+    for i in failing:
+        if sum(fits[j].family == fits[i].family for j in range(len(comps))) >= max_strata:
+            continue
+        new = plan.split(comps, i, fits[i])
+        if new is not None:
+            return i, list(new)
+    return None
+
+
+class PerFamily(SamplingPlan):
+    """Every family sampled on its own, from its mode, after Laplace screening (module docstring).
+
+    Seeds: one ``SeedSequence`` of the model's entropy (:meth:`~.model.IBOModelBase.seed_entropy`) spawns a
+    child per family (its Laplace draws and bridge sampling; its NUTS seed plus ``thin``) and one for the
+    assembly (:meth:`assembly_seed`), so each family's draws depend on its own child only.
+    """
+
+    def __init__(self, model, config: EngineConfig, *, progress: bool = False):
+        self.model, self.config, self.progress = model, config, progress
+        self.families = tuple(model.families)
+        self.seeds = np.random.SeedSequence(model.seed_entropy()).spawn(len(self.families) + 2)
+        self.density = {f: model.density(f) for f in self.families}
+        self.mode = {f: find_mode(self.density[f], model.priors(f)) for f in self.families}
+        self.laplace = {f: laplace(self.density[f], self.mode[f]) for f in self.families}
+
+    def assembly_seed(self):
+        return self.seeds[-1]
+
+    def components(self) -> list:
+        return list(self.families)
+
+    def sample(self, comps, todo, thin):
+        config = self.config
+        best = max(v[0] for v in self.laplace.values())
+        out = {}
+        for k in todo:
+            fam = comps[k]
+            names = tuple(self.density[fam].names)
+            lap = self.laplace[fam]
+            # a family is screened only on a valid Laplace estimate (a failed one, -inf, is sampled)
+            if math.isfinite(lap[0]) and lap[0] < best - config.screen:
+                X = np.random.default_rng(self.seeds[k]).multivariate_normal(self.mode[fam], lap[1],
+                                                                             size=(config.chains, config.draws))
+                out[k] = ComponentFit(fam, fam, fam, names, X, None, 0, "laplace", lap[0])
+                continue
+            seed = int(self.seeds[k].generate_state(1)[0]) + thin[k]
+            X, stats = sample_family(self.density[fam], self.mode[fam], config, seed, thin[k])
+            r_hat, bulk, tail = diagnose(X, config.rhat_decimals)
+            divergences = int(np.asarray(stats["diverging"]).sum()) if "diverging" in stats else 0
+            out[k] = ComponentFit(fam, fam, fam, names, X, stats, thin[k], r_hat=r_hat, ess_bulk=bulk,
+                                  ess_tail=tail, divergences=divergences)
+        return out
+
+    def evidences(self, comps, fits, todo):
+        for k in todo:
+            f = fits[k]
+            ev = bridge_from_draws(f.draws, self.density[f.family].value, np.random.default_rng(self.seeds[k]))
+            f.log_evidence, f.rel_error = ev.log_evidence, ev.rel_error
+            if self.progress:
+                self.log(f"  {f.family}: R-hat {f.r_hat:.3f}, ESS {min(f.ess_bulk, f.ess_tail):.0f}"
+                         + (f", thinned {f.thin}x" if f.thin > 1 else ""))

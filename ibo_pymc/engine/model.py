@@ -35,6 +35,7 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from ibo_pymc.engine.config import EngineConfig
 from ibo_pymc.errors import InputError
@@ -53,8 +54,18 @@ class IBOModelBase:
     observed: ClassVar[str] = ""
     config_class: ClassVar[type] = EngineConfig
 
-    def __init__(self, observations, config: EngineConfig | None = None, **settings):
-        """``settings`` (draws, seed, ...) override ``config`` (default: the task's default configuration)."""
+    def __new__(cls, observations=None, *args, hierarchical: bool = False, **settings):
+        if hierarchical:  # several subjects with partial pooling: the engine's hierarchical model of this model
+            from ibo_pymc.engine.hierarchical import HierarchicalModel
+
+            return HierarchicalModel(cls, observations, *args, **settings)
+        return super().__new__(cls)
+
+    def __init__(self, observations, config: EngineConfig | None = None, *, hierarchical: bool = False, **settings):
+        """``settings`` (draws, seed, ...) override ``config`` (default: the task's default configuration).
+        ``hierarchical=True`` with a list of subjects' observations (or a data set) builds the hierarchical
+        model of them instead (:class:`~ibo_pymc.engine.hierarchical.HierarchicalModel`; its own settings
+        ``population_draws``, ``population_tune``, ``population_chains``, ``n_draws``, ``target_accept``)."""
         config = config if config is not None else self.config_class()
         if not isinstance(config, self.config_class):
             raise InputError(f"expected a {self.config_class.__name__}, got a {type(config).__name__}", field="config")
@@ -101,15 +112,30 @@ class IBOModelBase:
         return [int(self.config.seed), int(self.fit_attrs()["subject"])]
 
     # --- fitting ---------------------------------------------------------------------------------
-    def fit(self, progress: bool = False):
-        """Fit every family, assemble the marginal posterior, and return the InferenceData (kept as ``idata``).
-        ``progress``: one line on stderr per family as it is fitted."""
-        from ibo_pymc.engine.assembly import assemble
-        from ibo_pymc.engine.fitting import fit_families, fit_seeds
+    def fit(self, progress: bool = False, *, cores: int | None = None):
+        """Fit every family (the engine's loop, :func:`~ibo_pymc.engine.fitting.fit_components`, on the model's
+        :meth:`sampling_plan`), assemble the marginal posterior, and return the InferenceData (kept as
+        ``idata``). ``progress``: a line on stderr as each family is fitted; ``cores``: threads for the chains
+        (default: the configuration's); it changes the speed, not the draws."""
+        from ibo_pymc.engine.fitting import fit_components
 
-        fits = fit_families(self, self.config, progress=progress)
-        self.idata = assemble(self, fits, np.random.default_rng(fit_seeds(self)[-1]))
+        plan = self.sampling_plan(progress=progress, cores=cores)
+        comps, fits, probabilities = fit_components(plan, self.config, progress=progress)
+        self.idata = self.assemble(plan, comps, fits, probabilities)
         return self.idata
+
+    def sampling_plan(self, *, progress: bool = False, cores: int | None = None):
+        """How the fit's components are sampled (:class:`~ibo_pymc.engine.fitting.SamplingPlan`): by default
+        every family on its own NUTS run after Laplace screening (:class:`~ibo_pymc.engine.fitting.PerFamily`)."""
+        from ibo_pymc.engine.fitting import PerFamily
+
+        return PerFamily(self, self.config if cores is None else self.config.replace(cores=cores), progress=progress)
+
+    def assemble(self, plan, comps, fits, probabilities):
+        """The fit's InferenceData from the components' fits (:func:`ibo_pymc.engine.assembly.assemble`)."""
+        from ibo_pymc.engine.assembly import assemble
+
+        return assemble(self, fits, np.random.default_rng(plan.assembly_seed()))
 
     def _need_fit(self):
         if self.idata is None:
@@ -179,6 +205,14 @@ class IBOModelBase:
         loo["n_refit"] = n_refit
         return loo
 
+    def subject_draws(self, n_draws: int = 500, *, drop_below: float = 40.0):
+        """What the hierarchical model takes of this subject's fit (:class:`~ibo_pymc.engine.hierarchical.SubjectDraws`):
+        ``n_draws`` conditional draws of each family, families more than ``drop_below`` nats of evidence below
+        the best left out."""
+        from ibo_pymc.engine.hierarchical import default_subject_draws
+
+        return default_subject_draws(self, n_draws, drop_below=drop_below)
+
     def component_draws(self) -> list:
         """Each family's conditional draws, log-likelihood and densities, as the engine's LOO takes them
         (:class:`ibo_pymc.engine.loo.ComponentDraws`)."""
@@ -212,6 +246,41 @@ class IBOModelBase:
         flat = {n: post[n].values.ravel() for n in names}
         return pointwise_loglik(type(self)(observations, config=self.config), post["family_draw"].values.ravel(),
                                 flat, fams)
+
+    def predict(self, family: str, params: dict, rng: np.random.Generator) -> dict:
+        """Draws of the observed data at many parameter points of one family (``params``: name -> (n,)), each
+        observation given the observed ones before it: ``{observed_data variable: (n, *its shape)}``. A task
+        that supplies it gets :meth:`posterior_predictive`."""
+        raise NotImplementedError(f"{type(self).__name__} draws no posterior predictive (it has no predict hook)")
+
+    def posterior_predictive(self, *, seed: int = 0):
+        """The observed data drawn at every posterior draw, each under its draw's family (:meth:`predict`), as the
+        group ``posterior_predictive`` of the fit (dims as ``observed_data``; added to ``idata``) and returned. A
+        fit that holds the group already returns it as it is."""
+        idata = self._need_fit()
+        if "posterior_predictive" in idata.groups():
+            return idata["posterior_predictive"]
+        post = idata.posterior
+        fams = post["family_draw"].attrs["labels"].split(",")
+        family = post["family_draw"].values.ravel()
+        names = {n for f in fams for n in self.priors(f)}
+        flat = {n: post[n].values.ravel() for n in names}
+        rng = np.random.default_rng(seed)
+        out = {}
+        for k, f in enumerate(fams):
+            sel = family == k
+            if sel.any():
+                for name, v in self.predict(f, {n: x[sel] for n, x in flat.items()}, rng).items():
+                    out.setdefault(name, np.empty((family.size,) + v.shape[1:], v.dtype))[sel] = v
+        obs = idata["observed_data"]
+        C, D = post.sizes["chain"], post.sizes["draw"]
+        ds = xr.Dataset({n: (("chain", "draw", *obs[n].dims), v.reshape((C, D) + v.shape[1:])) for n, v in out.items()},
+                        coords={"chain": post["chain"].values, "draw": post["draw"].values,
+                                **{d: obs[d].values for n in out for d in obs[n].dims}})
+        ds.attrs.update({k: v for k, v in post.attrs.items() if k in ("task", "subject", "model", "config_hash")})
+        ds.attrs["seed"] = seed
+        idata.add_groups(posterior_predictive=ds)
+        return idata["posterior_predictive"]
 
     def plot(self, *, hdi_prob: float = 0.95):
         """The fit at a glance: the families' posterior probabilities and each shared parameter's

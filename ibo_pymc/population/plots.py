@@ -41,7 +41,7 @@ def plot_bms(results: dict[str, BMSResult], *, labels: dict | None = None, prob:
 def plot_shrinkage(table, population=None, *, labels: dict | None = None):
     """Each subject's posterior mean of every shared parameter alone (left) and under the hierarchical model
     (right), joined by a line; the population median (dashed) where ``population`` (the hierarchical fit's
-    :meth:`~ibo_pymc.tasks.hotspot.model.hierarchical.HierarchicalFit.population` table) is given."""
+    :meth:`~ibo_pymc.engine.hierarchical.HierarchicalFit.population` table) is given."""
     labels = labels or {}
     params = list(dict.fromkeys(table["parameter"]))
     fig, axes = plt.subplots(1, len(params), figsize=(2.6 * len(params), 3.6), squeeze=False)

@@ -36,6 +36,8 @@ def _refused(prog, argv, capsys) -> str:
     ("ibo-plot", ["--task", "gridsearch", "--subject", "4", "--out", "x.png", "--model", "u"], "--model"),
     ("ibo-reproduce", ["--task", "gridsearch", "--split", "s.csv"], "--split"),
     ("ibo-reproduce", ["--task", "gridsearch", "--seed", "3"], "--seed"),
+    ("ibo-cohort", ["hierarchical", "--task", "gridsearch", "--out", "x", "--split", "s.csv"], "--split"),
+    ("ibo-cohort", ["hierarchical", "--out", "x", "--surrogate", "GP"], "--surrogate"),
 ])
 def test_another_tasks_option_is_a_usage_error(prog, argv, option, capsys):
     err = _refused(prog, argv, capsys)
@@ -44,7 +46,6 @@ def test_another_tasks_option_is_a_usage_error(prog, argv, option, capsys):
 
 
 @pytest.mark.parametrize("prog, argv", [
-    ("ibo-cohort", ["hierarchical", "--task", "gridsearch", "--out", "x"]),
     ("ibo-simulate", ["sbc", "--task", "gridsearch"]),
 ])
 def test_a_task_a_command_does_not_do_yet_is_refused(prog, argv, capsys):
@@ -54,10 +55,10 @@ def test_a_task_a_command_does_not_do_yet_is_refused(prog, argv, capsys):
 @pytest.mark.parametrize("prog, argv", [
     ("ibo-sample", ["--subject", "28"]), ("ibo-compare", ["--subject", "28"]), ("ibo-reproduce", []),
     ("ibo-plot", ["--subject", "28", "--out", "x.png"]), ("ibo-cohort", ["run", "--out", "x"]),
-    ("ibo-simulate", ["sbc"]), ("ibo-data", ["summary"]),
+    ("ibo-cohort", ["hierarchical", "--out", "x"]), ("ibo-simulate", ["sbc"]), ("ibo-data", ["summary"]),
 ])
 def test_every_command_takes_task(prog, argv):
-    both = prog in ("ibo-sample", "ibo-compare", "ibo-reproduce", "ibo-data", "ibo-plot") or argv[:1] == ["run"]
+    both = prog in ("ibo-sample", "ibo-compare", "ibo-reproduce", "ibo-data", "ibo-plot") or argv[:1] in (["run"], ["hierarchical"])
     for task in ("hotspot",) + (("gridsearch",) if both else ()):
         head, tail = (argv[:1], argv[1:]) if prog in ("ibo-cohort", "ibo-simulate", "ibo-data") else ([], argv)
         assert _parser(prog).parse_args([*head, "--task", task, *tail]).task == task

@@ -141,3 +141,5 @@ def test_loo_bms_plot_and_the_saved_fit(cohort, tmp_path):
     assert ibo.read_fit(path).posterior.attrs["task"] == "bandit"
     with pytest.raises(ibo.InputError, match="another configuration"):
         BanditModel.load(path, config=BanditConfig(seed=1))
+    h = ibo.fit_hierarchical(models, draws=200, tune=200, chains=2, cores=1)  # the population of the four
+    assert set(h.population()["quantity"]) >= {"family_frequency", "median", "median_shape"}

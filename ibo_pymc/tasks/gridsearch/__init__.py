@@ -71,16 +71,18 @@ class GridSearchTask:
         return GridSearchModel(observations, GridSearchConfig(**config))
 
     def fit_job(self, observations, path: str, **config) -> dict:
-        """One execution-layer job: the fit saved at ``path`` (reused when current), and its convergence row."""
-        from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, fit_and_save
+        """One execution-layer job: the fit saved at ``path`` (reused when current), and its row of the summary
+        table (:func:`.fits_table.fit_and_summarise`)."""
+        from ibo_pymc.tasks.gridsearch.fits_table import fit_and_summarise
+        from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
 
-        return fit_and_save(observations, GridSearchConfig(**config), path)
+        return fit_and_summarise(observations, GridSearchConfig(**config), path)
 
-    def fits_table(self, paths):
-        """The summary table of saved fits (:func:`.fits_table.summarise_fits`)."""
+    def fits_table(self, rows):
+        """The summary table of the fit jobs' rows, or of saved fits (:func:`.fits_table.summarise_fits`)."""
         from ibo_pymc.tasks.gridsearch.fits_table import summarise_fits
 
-        return summarise_fits(paths)
+        return summarise_fits(rows)
 
     def compare(self, observations, folder, **config):
         """The GP against the mean tracker by reliable LOO (:func:`.compare.compare_surrogates`)."""

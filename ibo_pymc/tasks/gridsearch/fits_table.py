@@ -1,14 +1,14 @@
 """Many participants' Bayesian fits as one table: posterior intervals, family probabilities, LOO, convergence.
 
-:func:`summary_row` reads one fit (InferenceData of :mod:`.model`);
-:func:`summarise_fits` reads a folder or list of saved fits. ``ibo-sample --task
-gridsearch --subject all`` writes this table beside the fits; notebook 07
-compares the contexts with it.
+:func:`summary_row` reads one fitted model (:class:`~.model.GridSearchModel`), with the engine's reliable LOO
+over rounds (per-family PSIS, moment matching, exact refits of the rounds still at Pareto k > 0.7:
+``max_pareto_k`` is the largest k left, ``n_refit`` the rounds refitted); :func:`summarise_fits` reads a list of
+saved fits. ``ibo-sample --task gridsearch --subject all`` computes each row in the fit's own job and writes
+the table beside the fits; notebook 07 compares the contexts with it.
 """
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -18,18 +18,15 @@ import pandas as pd
 HDI_PROB = 0.9
 
 
-def summary_row(idata, hdi_prob: float = HDI_PROB) -> dict:
+def summary_row(model, hdi_prob: float = HDI_PROB) -> dict:
     """One participant and context: posterior mean and HDI of lambda (or error_variance), tau (both family-
-    marginalised) and beta given UCB; posterior family probabilities; PSIS-LOO by round; convergence."""
+    marginalised) and beta given UCB; posterior family probabilities; reliable LOO by round; convergence.
+    ``model``: a fitted :class:`~.model.GridSearchModel`."""
     import arviz as az
 
-    from ibo_pymc.tasks.gridsearch.compare import loo_by_round
-    from ibo_pymc.tasks.gridsearch.model import (
-        convergence,
-        family_probabilities,
-        headline,
-    )
+    from ibo_pymc.tasks.gridsearch.model import convergence, family_probabilities, headline
 
+    idata = model.idata
     post = idata.posterior
     a = post.attrs
     row = {"participant": int(a["subject"]), "context": a["context"], "surrogate": a["surrogate"]}
@@ -43,20 +40,24 @@ def summary_row(idata, hdi_prob: float = HDI_PROB) -> dict:
         key = name
         row.update({f"{key}_mean": float(v.mean()), f"{key}_median": float(np.median(v)), f"{key}_lo": float(lo), f"{key}_hi": float(hi)})
     row.update({f"p_{f}": float(p) for f, p in family_probabilities(idata).items()})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the Pareto k are reported in the table
-        loo = loo_by_round(idata)
+    loo = model.loo()
     row.update({"elpd_loo": float(loo.elpd_loo), "elpd_loo_se": float(loo.se), "p_loo": float(loo.p_loo),
-                "pareto_k_max": float(np.max(loo.pareto_k.values))})
+                "max_pareto_k": float(np.max(loo.pareto_k.values)), "n_refit": int(loo["n_refit"])})
     row.update(headline(convergence(idata)))
     return row
 
 
-def summarise_fits(paths) -> pd.DataFrame:
-    """The summary table of saved fits (a folder: every ``gridsearch-*.nc`` in it)."""
-    from ibo_pymc.tasks.gridsearch.model import load
+def fit_and_summarise(gr, config, path: str) -> dict:
+    """One execution-layer job: fit (or reuse the fit saved at ``path``:
+    :meth:`~.model.GridSearchModel.fit_or_load`), return its :func:`summary_row` and its path."""
+    from ibo_pymc.tasks.gridsearch.model import GridSearchModel
 
-    if isinstance(paths, (str, Path)) and Path(paths).is_dir():
-        paths = sorted(Path(paths).glob("gridsearch-*.nc"))
-    rows = [summary_row(load(p)[0]) for p in paths]
+    return {**summary_row(GridSearchModel.fit_or_load(gr, config, path)), "path": str(path)}
+
+
+def summarise_fits(rows) -> pd.DataFrame:
+    """The summary table: rows of :func:`summary_row`, or saved fits (paths; each loaded and summarised here)."""
+    from ibo_pymc.tasks.gridsearch.model import GridSearchModel
+
+    rows = [summary_row(GridSearchModel.load(r)) if isinstance(r, (str, Path)) else r for r in rows]
     return pd.DataFrame(rows).sort_values(["context", "participant"], kind="stable").reset_index(drop=True)

@@ -138,6 +138,26 @@ class GridSearchModel(IBOModelBase):
         beta = params["beta"] if family in HAS_BETA else np.zeros(len(theta))
         return round_loglik_draws(self.obs, self.config.surrogate, family, theta, beta, params["tau"])
 
+    def predict(self, family: str, params: dict, rng: np.random.Generator) -> dict:
+        """Choices drawn at each parameter point, every trial given the participant's own earlier choices and
+        rewards of the round (the plain choice rule, as fitted); a round's first choice is not modelled and
+        stays the observed one."""
+        from ibo_pymc.tasks.gridsearch.choice import choice_probabilities
+        from ibo_pymc.tasks.gridsearch.likelihood import posterior
+
+        gr = self.obs
+        theta = params[THETA_NAME[self.config.surrogate]]
+        beta = params["beta"] if family in HAS_BETA else np.zeros(len(theta))
+        best = np.maximum.accumulate(gr.y, axis=1)[:, :-1]  # the best reward before each modelled choice
+        out = np.empty((len(theta), *gr.choices.shape), np.int64)
+        out[:, :, 0] = gr.choices[:, 0]
+        for i in range(len(theta)):
+            mu, var, _, _ = posterior(gr.choices, gr.y, self.config.surrogate, float(theta[i]))
+            cum = np.cumsum(choice_probabilities(mu, var, best, family, beta[i], params["tau"][i]), axis=-1)
+            u = rng.random(cum.shape[:-1] + (1,)) * cum[..., -1:]
+            out[i, :, 1:] = np.minimum((cum < u).sum(axis=-1), cum.shape[-1] - 1)
+        return {"choice": out}
+
     def unit_coords(self):
         return "round", self.obs.rounds.tolist()
 
@@ -242,13 +262,6 @@ def load(path):
     """A saved fit: ``(idata, config)`` (older files brought to the fit schema)."""
     m = GridSearchModel.load(path)
     return m.idata, m.config
-
-
-def fit_and_save(gr: GridRounds, config: GridSearchConfig, path: str) -> dict:
-    """One execution-layer job: fit (or reuse the fit saved at ``path``: :meth:`GridSearchModel.fit_or_load`),
-    return the convergence row."""
-    idata = GridSearchModel.fit_or_load(gr, config, path).idata
-    return {"subject": gr.subject, "context": gr.context, "path": str(path), **headline(convergence(idata, config))}
 
 
 def headline(conv: pd.DataFrame) -> dict:

@@ -104,6 +104,38 @@ def test_reliable_loo_of_a_grid_fit(fitted):
     assert loo.elpd_loo == pytest.approx(m.loo("psis").elpd_loo, abs=5.0)  # the pooled PSIS is close, if rough
 
 
+def test_posterior_predictive_follows_the_choice_rule(simulated, fitted):
+    """``predict`` draws each choice from the softmax rule given the round's earlier choices: with a tiny tau,
+    pure exploitation picks the argmax of the GP's mean; at a fixed point, the frequencies match the rule's
+    probabilities. ``posterior_predictive`` then draws every trial at every posterior draw."""
+    from ibo_pymc.tasks.gridsearch.choice import choice_probabilities
+    from ibo_pymc.tasks.gridsearch.likelihood import posterior
+    from ibo_pymc.tasks.gridsearch.model import GridSearchModel
+
+    _, gr = simulated
+    m = GridSearchModel(gr, config=GridSearchConfig(**QUICK))
+    rng = np.random.default_rng(0)
+    mu, var, _, _ = posterior(gr.choices, gr.y, "GP", 1.2)
+    greedy = m.predict("mean", {"lambda": np.array([1.2]), "tau": np.array([1e-9])}, rng)["choice"][0]
+    picked = np.take_along_axis(mu, greedy[:, 1:, None], axis=-1)[..., 0]
+    np.testing.assert_allclose(picked, mu.max(-1), rtol=0, atol=1e-8)  # an argmax (near ties split at random)
+    assert (greedy[:, 0] == gr.choices[:, 0]).all()
+    n = 3000
+    ucb = m.predict("UCB", {"lambda": np.full(n, 1.2), "beta": np.full(n, 0.4), "tau": np.full(n, 0.05)}, rng)["choice"]
+    best = np.maximum.accumulate(gr.y, axis=1)[:, :-1]
+    p = choice_probabilities(mu, var, best, "UCB", 0.4, 0.05)[2, 6]  # round 3, the 8th choice
+    freq = np.bincount(ucb[:, 2, 7], minlength=p.size) / n
+    assert np.abs(freq - p).max() < 4 * np.sqrt(p.max() * (1 - p.max()) / n) + 1e-3
+    m.idata = fitted.copy()
+    pp = m.posterior_predictive(seed=1)
+    assert pp["choice"].dims == ("chain", "draw", "round", "trial") and pp["choice"].shape[:2] == (4, 500)
+    assert "posterior_predictive" in m.idata.groups() and m.posterior_predictive() is not None
+    # the participant's own choices are likely under the fit: on average the predictive picks them far more
+    # often than chance (1 in 64)
+    hit = (pp["choice"].values[..., 1:] == gr.choices[None, None, :, 1:]).mean()
+    assert hit > 5 / 64
+
+
 def fitted_rounds(idata):
     from ibo_pymc.tasks.gridsearch.data import GridRounds
 

@@ -10,7 +10,7 @@
 * :mod:`~ibo_pymc.tasks.hotspot.model.fit` -- :class:`IBOModel`: fit, summarise, save, load
 * :mod:`~ibo_pymc.tasks.hotspot.model.fine_grid` -- the fine-grid posterior that validates the fits
 * :mod:`~ibo_pymc.tasks.hotspot.model.fit_many` -- many subjects' fits, saved as they finish (the execution layer)
-* :mod:`~ibo_pymc.tasks.hotspot.model.hierarchical` -- the hierarchical model of several subjects (``IBOModel(..., hierarchical=True)``)
+* :mod:`~ibo_pymc.tasks.hotspot.model.hierarchical` -- what the engine's hierarchical model takes of a fit (``IBOModel(..., hierarchical=True)``)
 """
 
 from ibo_pymc.tasks.hotspot.model.builder import build_model

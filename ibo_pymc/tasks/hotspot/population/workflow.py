@@ -2,13 +2,10 @@
 
 :func:`run_cohort` fits (or reuses) u, ũ and ũ± for every subject and runs the shared three comparisons
 (:func:`ibo_pymc.population.selection.cohort_bms`); :func:`variant_labels` names the models in the figure;
-:func:`write_hierarchical` writes the hierarchical model's files.
+:func:`heldout_comparison` scores the hierarchical model on held-out rounds (its files: :func:`ibo_pymc.population.hierarchical_files.write_hierarchical`).
 """
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import pandas as pd
 
@@ -29,17 +26,6 @@ def variant_labels(models) -> dict:
     return labels
 
 
-#: the files :func:`write_hierarchical` writes
-HIERARCHICAL_FILES = {
-    "population": "population.csv",
-    "subjects": "subjects.csv",
-    "heldout": "heldout.csv",
-    "summary": "hierarchical_summary.json",
-    "figure": "shrinkage.png",
-    "idata": "hierarchical.nc",
-}
-
-
 def heldout_comparison(h_train, train_fits, tests) -> pd.DataFrame:
     """Held-out lppd of each subject's test rounds under its fit alone and under the hierarchical model fitted
     to the training rounds (``h_train``; ``train_fits`` the subjects' own fits to those rounds)."""
@@ -55,35 +41,6 @@ def heldout_comparison(h_train, train_fits, tests) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     df["difference"] = df["hierarchical"] - df["independent"]
     return df
-
-
-def write_hierarchical(h, folder, *, heldout: pd.DataFrame | None = None, summary: dict | None = None) -> list[Path]:
-    """The hierarchical fit's files (:data:`HIERARCHICAL_FILES`), all or none."""
-    from contextlib import ExitStack
-
-    import matplotlib.pyplot as plt
-
-    from ibo_pymc.io import atomic_path
-    from ibo_pymc.population.plots import plot_shrinkage
-
-    folder = Path(folder)
-    names = {k: v for k, v in HIERARCHICAL_FILES.items() if k != "heldout" or heldout is not None}
-    population, shrinkage = h.population(), h.shrinkage()
-    with ExitStack() as stack:
-        tmp = {k: stack.enter_context(atomic_path(folder / v)) for k, v in names.items()}
-        population.to_csv(tmp["population"], index=False, float_format="%.6g")
-        diag = h.idata["subject_diagnostics"].to_dataframe().reset_index()
-        shrinkage.merge(diag, on="subject").to_csv(tmp["subjects"], index=False, float_format="%.6g")
-        if heldout is not None:
-            heldout.to_csv(tmp["heldout"], index=False, float_format="%.6g")
-        tmp["summary"].write_text(json.dumps({**h.convergence(), **(summary or {})}, indent=2) + "\n")
-        fig = plot_shrinkage(shrinkage, population, labels={"tau_neg": "tau^-", "tau_pos": "tau^+"})
-        try:
-            fig.savefig(tmp["figure"], dpi=150, bbox_inches="tight")
-        finally:
-            plt.close(fig)
-        h.idata.to_netcdf(str(tmp["idata"]), engine="h5netcdf")
-    return [folder / v for v in names.values()]
 
 
 def run_cohort(data, subjects, fits_folder, *, models=None, config=None, executor=None, log=None, **kwargs):

@@ -1,7 +1,7 @@
 """Simulated populations: cohorts drawn from known population parameters, and their recovery.
 
 A :class:`PopulationTruth` is the hierarchical model's population level
-(:mod:`ibo_pymc.tasks.hotspot.model.hierarchical`): the family mix, and per parameter the
+(:mod:`ibo_pymc.engine.hierarchical`): the family mix, and per parameter the
 mean and sd on the logit scale of its prior interval. :func:`simulate_cohort`
 draws subjects from it (family, parameters) and their rounds
 (:func:`~ibo_pymc.tasks.hotspot.simulate.moves.simulate_moves`). :func:`recovery_replicate`
@@ -71,9 +71,9 @@ def recovery_replicate(truth: PopulationTruth, n_subjects: int, n_rounds: int, s
     """One simulated cohort, fitted: per population quantity, the truth, posterior mean, ``prob`` interval and
     whether it covers the truth; plus the mean absolute error of the subjects' estimates of every shared
     parameter, independent vs hierarchical (rows ``quantity == "subject_error"``)."""
+    from ibo_pymc.engine.hierarchical import fit_hierarchical
     from ibo_pymc.tasks.hotspot.model.config import FitConfig
     from ibo_pymc.tasks.hotspot.model.fit import IBOModel
-    from ibo_pymc.tasks.hotspot.model.hierarchical import fit_hierarchical
 
     subjects, obs = simulate_cohort(truth, n_subjects, n_rounds, seed)
     config = (config or FitConfig(draws=500, tune=500)).replace(model="tau_pm", seed=seed)
@@ -99,7 +99,7 @@ def recovery_replicate(truth: PopulationTruth, n_subjects: int, n_rounds: int, s
         add("sigma", n, truth.sigma[n], post["sigma"].sel(parameter=n))
     for f in truth.mu_shape:
         if any(s.family == f for s in subjects):  # a family nobody used has nothing to recover
-            add("mu_shape", f, truth.mu_shape[f], post["mu_shape"].sel(family=f))
+            add("mu_shape", f, truth.mu_shape[f], post["mu_shape"].sel(shape_family=f))
     sub = h.idata["subject_posterior"]
     for n in truth.mu:
         true = np.array([getattr(s, n) for s in subjects])

@@ -1,139 +1,56 @@
-"""The hierarchical model's population likelihood: its kernel against numpy, its gradient, the two-stage identity."""
+"""The hotspot task's side of the engine's hierarchical model: the switch on IBOModel, strata and held-out scoring."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import integrate, special, stats
 
-from ibo_pymc.tasks.hotspot.model import hierarchical as H
-
-
-def _reference(z, base, a, mu, sd):
-    lr = H._log_ratio(z, base, mu[:, :, None, :], sd[:, :, None, :], np)
-    return special.logsumexp(a + special.logsumexp(lr, axis=-1) - np.log(z.shape[2]), axis=-1).sum()
+from ibo_pymc.engine import hierarchical as H
+from ibo_pymc.tasks.hotspot.model.fit import IBOModel
+from tests.tasks.hotspot.model.test_model import synthetic
 
 
-def _inputs(seed=0, N=4, C=3, S=50, P=3):
-    rng = np.random.default_rng(seed)
-    z = rng.normal(0, 1.5, (N, C, S, P))
-    a = rng.normal(-5, 2, (N, C))
-    a[1, 2] = -np.inf  # a padded component
-    return z, H._log_logistic(z), a, rng.normal(0, 1, (N, C, P)), rng.uniform(0.4, 2.0, (N, C, P))
-
-
-def test_kernel_value_and_gradient():
-    z, base, a, mu, sd = _inputs()
-    v, g_a, g_mu, g_sd = H._population_kernel(z, base, a, mu, sd)
-    assert v == pytest.approx(_reference(z, base, a, mu, sd), rel=1e-12)
-    eps = 1e-6
-    for arr, grad in ((mu, g_mu), (sd, g_sd)):
-        for idx in [(0, 0, 0), (2, 1, 2), (3, 2, 1)]:
-            up = arr.copy()
-            up[idx] += eps
-            args = (a, up, sd) if arr is mu else (a, mu, up)
-            fd = (_reference(z, base, *args) - v) / eps
-            assert grad[idx] == pytest.approx(fd, rel=1e-4, abs=1e-7)
-    up = a.copy()
-    up[0, 1] += eps
-    assert g_a[0, 1] == pytest.approx((_reference(z, base, up, mu, sd) - v) / eps, rel=1e-4)
-    assert g_a[1, 2] == 0 and (g_mu[1, 2] == 0).all()
-
-
-def test_op_gradient_in_pytensor():
-    import pytensor
-    import pytensor.tensor as pt
-
-    z, base, a, mu, sd = _inputs(1)
-    m, s = pt.dtensor3("m"), pt.dtensor3("s")
-    out = H.population_loglik(z, base, a, m, s)[0]
-    f = pytensor.function([m, s], [out, *pytensor.grad(out, [m, s])])
-    v, gm, gs = f(mu, sd)
-    ref = H._population_kernel(z, base, a, mu, sd)
-    np.testing.assert_allclose([v], [ref[0]])
-    np.testing.assert_allclose(gm, ref[2])
-    np.testing.assert_allclose(gs, ref[3])
-
-
-def test_two_stage_identity():
-    """A subject with likelihood N(m; z, s) in one parameter z under the logistic prior (the uniform prior on the
-    logit scale): with draws of its posterior and its evidence Z, the kernel's estimate of p(y | mu, sigma) is
-    the exact integral N(m; mu, sqrt(s^2 + sigma^2))."""
-    rng = np.random.default_rng(5)
-    m, s = 0.8, 0.6
-    logistic = stats.logistic.pdf
-    Z = integrate.quad(lambda t: stats.norm.pdf(m, t, s) * logistic(t), -30, 30)[0]
-    # posterior draws by rejection: propose from N(m, s), accept with probability logistic(z) / (1/4)
-    prop = rng.normal(m, s, 400_000)
-    draws = prop[rng.random(prop.size) < 4 * logistic(prop)][:100_000]
-    z = draws.reshape(1, 1, -1, 1)
-    base = H._log_logistic(z)
-    for mu, sigma in [(0.0, 1.0), (1.5, 0.5), (-1.0, 2.0)]:
-        v = H._population_kernel(z, base, np.array([[np.log(Z)]]), np.full((1, 1, 1), mu), np.full((1, 1, 1), sigma))[0]
-        exact = stats.norm.logpdf(m, mu, np.hypot(s, sigma))
-        assert v == pytest.approx(exact, abs=0.02)
-
-
-def test_population_model_samples_from_synthetic_subjects():
-    """The PyMC model over SubjectDraws made by hand: it builds, its logp is the kernel's plus the priors', and it
-    samples."""
-    import pymc as pm
-
-    rng = np.random.default_rng(2)
-    fams = ("PI", "EI", "UCB")
-    subs = []
-    for n in range(5):
-        k = n % 3
-        z = rng.normal([0.5 * k, -1.0, 0.3, -2.0, -1.5], 0.4, (1, 200, 5))
-        subs.append(H.SubjectDraws(n + 1, "tau_pm", fams, np.array([k]), np.array([-50.0 - n]), z,
-                                   ("param", "gamma", "w", "tau_neg", "tau_pos")))
-    model = H.build_population_model(subs)
-    assert set(model.named_vars) >= {"mu", "sigma", "mu_shape", "sigma_shape", "family_frequency"}
-    with model:
-        idata = pm.sample(draws=100, tune=100, chains=1, random_seed=1, progressbar=False, compute_convergence_checks=False)
-    assert idata.posterior["mu"].sel(parameter="gamma").mean() == pytest.approx(-1.0, abs=0.6)
-
-
-def test_the_switch(tmp_path):
-    from ibo_pymc.tasks.hotspot.model.fit import IBOModel
-    from tests.tasks.hotspot.model.test_model import synthetic
-
+def test_the_switch():
     obs = [synthetic(30, seed=s) for s in (1, 2)]
     h = IBOModel(obs, hierarchical=True, draws=200, seed=3, population_draws=300)
-    assert isinstance(h, H.HierarchicalIBOModel)
+    assert isinstance(h, H.HierarchicalModel)
     assert h.config.model == "tau_pm" and h.config.draws == 200 and h.config.seed == 3 and h.idata is None
     assert h.settings["draws"] == 300
+    assert all(isinstance(m, IBOModel) for m in h.models)
     assert isinstance(IBOModel(obs[0], "u"), IBOModel)  # without the switch: the single-subject model
     with pytest.raises(ValueError, match="at least two subjects"):
         IBOModel(obs[:1], hierarchical=True)
 
 
-def test_population_stage_resamples_subjects_and_scores_held_out_rounds():
-    """fit_population on hand-made draws (subjects with different numbers of components and of draws): the
-    subjects' resampled posteriors have the single-subject layout that held-out scoring reads."""
-    from ibo_pymc.tasks.hotspot.compare import heldout_lppd
-    from tests.tasks.hotspot.model.test_model import synthetic
+def test_subject_draws_and_held_out_scoring():
+    """A fitted subject's draws as the population sees them (the uniform priors' logit, the shape parameter
+    per family), and the shrunken posterior in the layout that held-out scoring reads."""
+    import dataclasses
 
-    rng = np.random.default_rng(4)
-    fams = ("PI", "EI", "UCB")
-    cols = ("param", "gamma", "w", "tau_neg", "tau_pos")
-    subs = []
-    for n in range(4):
-        comps = np.array([2]) if n % 2 else np.array([0, 2])  # one or two components
-        S = 150 + 50 * n  # different numbers of draws: thinned to the smallest, evenly
-        z = rng.normal([-1.0, -1.2, 0.4, -2.0, -1.5], 0.3, (len(comps), S, 5))
-        subs.append(H.SubjectDraws(n + 1, "tau_pm", fams, comps, np.full(len(comps), -60.0), z, cols))
-    h = H.fit_population(subs, draws=100, tune=100, chains=2, seed=1, cores=1)
-    sub = h.idata["subject_posterior"]
-    assert sub["gamma"].shape == (2, 100, 4)
-    assert set(np.unique(sub["family_draw"].sel(subject=2))) <= {2}  # its only component is UCB
-    np.testing.assert_allclose(sub["family_prob"].sum("family"), 1.0)
-    k = h.idata["subject_diagnostics"]
-    assert (k["pareto_k"] <= k["pareto_k_max"]).all()
+    from ibo_pymc.tasks.hotspot.compare import heldout_lppd
+
+    fits = []
+    for s in (1, 2):
+        obs = dataclasses.replace(synthetic(30, seed=s), subject=s)
+        m = IBOModel(obs, "tau", draws=200, tune=200, chains=2, seed=s)
+        m.fit(progress=False)
+        fits.append(m)
+    d = fits[0].subject_draws(100)
+    assert d.columns == ("param", "gamma", "w", "tau") and d.model == "tau"
+    assert [p[0] for p in d.shape_priors] == ["xi_pi", "xi_ei", "p_ucb"]
+    k = d.component_family[0]
+    xi = fits[0].priors(d.families[k])[d.shape_priors[k][0]].from_unconstrained(d.z[0, :, 0])
+    lo, hi = d.shape_priors[k][1].bounds
+    assert ((xi > lo) & (xi < hi)).all()
+    h = H.fit_hierarchical(fits, draws=100, tune=100, chains=2, seed=1, cores=1, n_draws=100)
     one = h.subject_idata(1)
-    assert one.posterior.attrs["model"] == "tau_pm" and one.posterior["family_draw"].attrs["labels"] == "PI,EI,UCB"
+    assert {"xi_pi", "xi_ei", "p_ucb", "gamma", "w", "tau"} <= set(one.posterior.data_vars)
     assert np.isfinite(heldout_lppd(one, synthetic(20, seed=9)))
-    again = H.fit_population(subs, draws=100, tune=100, chains=2, seed=1, cores=1)
-    np.testing.assert_array_equal(again.idata["subject_posterior"]["w"].values, sub["w"].values)  # seeded
-    with pytest.raises(ValueError, match="needs one"):
-        H.fit_population([subs[0], H.SubjectDraws(9, "tau", fams, np.array([0]), np.zeros(1), subs[0].z[:1], cols)])
+    with pytest.raises(ValueError, match="one model"):
+        H.fit_hierarchical([fits[0], _other_model(fits[1])])
+
+
+def _other_model(fit):
+    m = IBOModel(fit.obs, "u", draws=100, tune=100, chains=2, seed=1)
+    m.fit(progress=False)
+    return m

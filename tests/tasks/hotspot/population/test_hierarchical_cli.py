@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from ibo_pymc.cli.cohort import main
-from ibo_pymc.tasks.hotspot.population.workflow import HIERARCHICAL_FILES
+from ibo_pymc.population.hierarchical_files import HIERARCHICAL_FILES
 from tests.conftest import PAPER_SPLITS
 
 
