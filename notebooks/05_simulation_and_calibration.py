@@ -84,7 +84,8 @@ pd.DataFrame(rows).round(3)
 # (`ibo-simulate sbc --model tau_pm --reps 200`).
 
 # %%
-from ibo_pymc.tasks.hotspot.simulate.sbc import plot_ranks, run_sbc, uniformity
+from ibo_pymc.engine.calibration import plot_ranks, uniformity
+from ibo_pymc.tasks.hotspot.simulate.sbc import run_sbc
 
 ranks = run_sbc("tau_pm", 8 if QUICK else 40, seed=0, n_obs=60)
 uniformity(ranks).round(3)

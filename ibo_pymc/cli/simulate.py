@@ -1,4 +1,4 @@
-"""``ibo-simulate``: the coverage study of the paper's appendix C, and SBC of the sampled model."""
+"""``ibo-simulate``: the coverage study of the paper's appendix C (hotspot), SBC of any task's model, recovery (gridsearch)."""
 
 from __future__ import annotations
 
@@ -43,9 +43,16 @@ def build_parser() -> ArgumentParser:
         t.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default ./ibo-results)")
 
     s = sub.add_parser("sbc", help="simulation-based calibration of the sampled model")
-    s.add_argument("--model", choices=("u", "tau", "tau_pm"), default="tau_pm")
+    add_task_option(s)
+    s.task_option("--model", tasks={"hotspot": "tau_pm"}, choices=("u", "tau", "tau_pm"),
+                  help="hotspot: u, tau (ũ) or tau_pm (ũ±; default)")
+    s.task_option("--n-obs", tasks={"hotspot": 60}, type=positive_int, help="hotspot: rounds per replicate (default 60)")
+    s.task_option("--surrogate", tasks={"gridsearch": "GP"}, choices=("GP", "BMT"),
+                  help="gridsearch: the surrogate (default GP)")
+    s.task_option("--data", tasks={"gridsearch": None}, metavar="DIR",
+                  help="gridsearch: the study's folder, whose reward environments the simulated participants search "
+                  "(default: IBO_DATA_DIR, else the cache, fetched when missing)")
     s.add_argument("--reps", type=positive_int, default=200, help="replicates (default 200)")
-    s.add_argument("--n-obs", type=positive_int, default=60, help="rounds per replicate (default 60)")
     s.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default ./ibo-results)")
 
     v = sub.add_parser("recovery", help="gridsearch: parameter and family recovery of simulated participants")
@@ -63,7 +70,7 @@ def build_parser() -> ArgumentParser:
     d.add_argument("--out", metavar="DIR", default=None,
                    help="output folder (default: the per-user cache folder that --data demo reads)")
 
-    for q in (c, *[sub.choices[n] for n in ("table3", "table4")], s, d):
+    for q in (c, *[sub.choices[n] for n in ("table3", "table4")], d):
         add_task_option(q, supported=("hotspot",))
     for q in (c, *[sub.choices[n] for n in ("table3", "table4")], s):
         q.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0)")
@@ -198,22 +205,27 @@ def _main(argv: Sequence[str] | None) -> int:
         print(wide.to_string(float_format=lambda v: f"{v:.3f}"))
         print(f"wrote {out / (args.command + '.csv')} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
         return 0
-    # sbc
+    # sbc, through the task
     import matplotlib
 
-    from ibo_pymc.io import save_figure
-    from ibo_pymc.tasks.hotspot.simulate.sbc import plot_ranks, run_sbc, uniformity
+    from ibo_pymc.engine.calibration import plot_ranks, uniformity
+    from ibo_pymc.io import check_writable, save_figure
+    from ibo_pymc.tasks import get_task
 
     matplotlib.use("Agg")
-    with executor(args) as ex:
-        ranks = run_sbc(args.model, args.reps, seed=args.seed, executor=ex, n_obs=args.n_obs)
-    test = uniformity(ranks)
+    task = get_task(args.task)
+    options = {"model": args.model, "n_obs": args.n_obs} if args.task == "hotspot" else {"surrogate": args.surrogate}
+    label = args.model if args.task == "hotspot" else f"{args.task}-{args.surrogate}"
     out = Path(args.out)
-    write_csv(ranks, out / f"sbc-{args.model}-ranks.csv")
-    write_csv(test.reset_index(), out / f"sbc-{args.model}-uniformity.csv", float_format="%.6g")
-    save_figure(plot_ranks(ranks), out / f"sbc-{args.model}.png")
+    check_writable(out)
+    with executor(args) as ex:
+        ranks = task.sbc(args.data, args.reps, seed=args.seed, executor=ex, **options)
+    test = uniformity(ranks)
+    write_csv(ranks, out / f"sbc-{label}-ranks.csv")
+    write_csv(test.reset_index(), out / f"sbc-{label}-uniformity.csv", float_format="%.6g")
+    save_figure(plot_ranks(ranks), out / f"sbc-{label}.png")
     print(test.to_string(float_format=lambda v: f"{v:.3f}"))
-    print(f"wrote sbc-{args.model}-ranks.csv, sbc-{args.model}-uniformity.csv, sbc-{args.model}.png to {out}", file=sys.stderr)
+    print(f"wrote sbc-{label}-ranks.csv, sbc-{label}-uniformity.csv, sbc-{label}.png to {out}", file=sys.stderr)
     return 0
 
 

@@ -128,7 +128,8 @@ def psis_components(pieces: list[ComponentDraws], *, relevance: float, moment_ma
             if not bad.any():
                 continue
             upars = xr.DataArray(z, dims=("chain", "draw", "upars"))
-            with quiet_pareto(), np.errstate(over="ignore", under="ignore"):
+            # the k fit of degenerate weights divides by zero: k reports it (as in the plain PSIS above)
+            with quiet_pareto(), np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
                 mm = arviz_stats.loo_moment_match(data, lo, lp, lli, upars=upars, k_threshold=k_threshold,
                                                   pointwise=True, var_name=var_name)
             new_k = np.asarray(mm.pareto_k.values, float)

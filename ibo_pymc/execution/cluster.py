@@ -129,8 +129,10 @@ class LazyCluster:
             import dask
 
             with dask.config.set(LOCAL_WORKER_CONFIG):
+                # the scheduler's HTTP server on a free port: a second run beside a first one (port 8787
+                # taken) would otherwise print distributed's "Port 8787 is already in use" warning
                 self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                             dashboard_address=None, silence_logs=logging.ERROR)
+                                             dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = Client(self._cluster)
         self.client.register_plugin(CompileCachePerWorker())
         return self.client

@@ -38,6 +38,8 @@ def _refused(prog, argv, capsys) -> str:
     ("ibo-reproduce", ["--task", "gridsearch", "--seed", "3"], "--seed"),
     ("ibo-cohort", ["hierarchical", "--task", "gridsearch", "--out", "x", "--split", "s.csv"], "--split"),
     ("ibo-cohort", ["hierarchical", "--out", "x", "--surrogate", "GP"], "--surrogate"),
+    ("ibo-simulate", ["sbc", "--task", "gridsearch", "--model", "u"], "--model"),
+    ("ibo-simulate", ["sbc", "--data", "x"], "--data"),
 ])
 def test_another_tasks_option_is_a_usage_error(prog, argv, option, capsys):
     err = _refused(prog, argv, capsys)
@@ -46,7 +48,7 @@ def test_another_tasks_option_is_a_usage_error(prog, argv, option, capsys):
 
 
 @pytest.mark.parametrize("prog, argv", [
-    ("ibo-simulate", ["sbc", "--task", "gridsearch"]),
+    ("ibo-simulate", ["table3", "--task", "gridsearch"]),
 ])
 def test_a_task_a_command_does_not_do_yet_is_refused(prog, argv, capsys):
     assert "--task gridsearch is not available in" in _refused(prog, argv, capsys)
@@ -58,7 +60,8 @@ def test_a_task_a_command_does_not_do_yet_is_refused(prog, argv, capsys):
     ("ibo-cohort", ["hierarchical", "--out", "x"]), ("ibo-simulate", ["sbc"]), ("ibo-data", ["summary"]),
 ])
 def test_every_command_takes_task(prog, argv):
-    both = prog in ("ibo-sample", "ibo-compare", "ibo-reproduce", "ibo-data", "ibo-plot") or argv[:1] in (["run"], ["hierarchical"])
+    both = prog in ("ibo-sample", "ibo-compare", "ibo-reproduce", "ibo-data", "ibo-plot") or argv[:1] in (
+        ["run"], ["hierarchical"], ["sbc"])
     for task in ("hotspot",) + (("gridsearch",) if both else ()):
         head, tail = (argv[:1], argv[1:]) if prog in ("ibo-cohort", "ibo-simulate", "ibo-data") else ([], argv)
         assert _parser(prog).parse_args([*head, "--task", task, *tail]).task == task

@@ -117,6 +117,18 @@ class GridSearchTask:
         table = recovery(load_environments(resolve_data_dir(data)), n, seed, executor=executor, **settings)
         return table, recovery_report(table)
 
+    def sbc(self, data, reps: int, *, seed: int = 0, executor=None, surrogate: str = "GP", **settings):
+        """Simulation-based calibration: ``reps`` participants drawn from the prior on the study's environments
+        (rough and smooth), fitted; their ranks (:func:`.simulate.sbc_replicate`)."""
+        import numpy as np
+
+        from ibo_pymc.engine.calibration import run_sbc
+        from ibo_pymc.tasks.gridsearch.data import load_environments, resolve_data_dir
+        from ibo_pymc.tasks.gridsearch.simulate import sbc_replicate
+
+        envs = np.concatenate(list(load_environments(resolve_data_dir(data)).values()))
+        return run_sbc(sbc_replicate, (envs,), reps, seed=seed, executor=executor, surrogate=surrogate, **settings)
+
     def load_fit(self, path):
         """A saved fit as its model (:class:`.model.GridSearchModel`)."""
         from ibo_pymc.tasks.gridsearch.model import GridSearchModel

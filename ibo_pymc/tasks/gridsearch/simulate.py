@@ -1,4 +1,4 @@
-"""Simulated participants of the grid task, on the study's own reward environments; parameter recovery.
+"""Simulated participants of the grid task, on the study's own reward environments; recovery and SBC.
 
 A simulated round uses one environment of the participant's class (rough or
 smooth; the study's ``roughEnvironment.json`` / ``smoothEnvironment.json``,
@@ -9,6 +9,9 @@ earlier choices (:mod:`.choice`, plain rule), exactly the model that is
 fitted. The reward shown is ``round(100 y + e)`` with ``e ~ Normal(0, 2)``
 (the study's rewards differ from 100 y by a standard deviation of 2.03,
 rounding included; measured on rounds 1-9 of all 129 participants).
+
+:func:`recovery_fit` fits simulated participants of chosen parameters (recovery); :func:`sbc_replicate` draws
+them from the prior (simulation-based calibration).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ibo_pymc.engine.priors import LogNormalPrior
 from ibo_pymc.tasks.gridsearch.choice import HAS_BETA, choice_probabilities
 from ibo_pymc.tasks.gridsearch.data import SIDE, GridRounds, rescale
 from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME, posterior
@@ -164,3 +168,31 @@ def recovery_report(table: pd.DataFrame) -> str:
                      f"rank correlation of posterior mean with truth {rho:.3f}")
     lines.append(f"worst R-hat among relevant families: {t['r_hat_max'].max():.3f}")
     return "\n".join(lines)
+
+
+def sbc_replicate(environments: np.ndarray, seed, *, surrogate: str = "GP", n_ranks: int = 99, draws: int = 500,
+                  tune: int = 300, chains: int = 2) -> dict:
+    """One replicate of simulation-based calibration (:mod:`ibo_pymc.engine.calibration`): the family uniform over
+    the five, the surrogate's parameter, beta and tau from their log-normal priors (beta drawn for every family:
+    a non-UCB draw's beta is a prior draw in the posterior too), a simulated participant of the study's design
+    (:func:`simulate_participant`), its fit, and the ranks of the true values among ``n_ranks`` posterior draws."""
+    from ibo_pymc.engine.calibration import posterior_ranks
+    from ibo_pymc.engine.results import component_table
+    from ibo_pymc.tasks.gridsearch.choice import FAMILIES
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, GridSearchModel
+
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    s_prior, s_data, s_fit, s_thin = ss.spawn(4)
+    config = GridSearchConfig(surrogate=surrogate, draws=draws, tune=tune, chains=chains,
+                              seed=int(s_fit.generate_state(1)[0]))
+    rng = np.random.default_rng(s_prior)
+    family = str(rng.choice(list(FAMILIES)))
+    theta_name = THETA_NAME[surrogate]
+    truth = {n: float(LogNormalPrior(*config.priors[n]).draw(rng)) for n in (theta_name, "beta", "tau")}
+    gr = simulate_participant(GridTruth(family, truth[theta_name], truth["beta"], truth["tau"], surrogate),
+                              environments, np.random.default_rng(s_data), subject=0)
+    m = GridSearchModel(gr, config)
+    idata = m.fit()
+    out = posterior_ranks(idata.posterior, truth, family, np.random.default_rng(s_thin), n_ranks)
+    out["max_rhat"] = float(np.nanmax(component_table(idata)["r_hat"]))
+    return out

@@ -40,6 +40,14 @@ class HotspotTask:
         m.fit(progress=progress)
         return m.idata
 
+    def sbc(self, data, reps: int, *, seed: int = 0, executor=None, model: str = "tau_pm", n_obs: int = 60, **settings):
+        """Simulation-based calibration: ``reps`` subjects drawn from the generative model, fitted; their ranks
+        (:func:`ibo_pymc.tasks.hotspot.simulate.sbc.run_sbc`). ``data`` is not read (the move-2 simulator draws
+        delta_r1)."""
+        from ibo_pymc.tasks.hotspot.simulate.sbc import run_sbc
+
+        return run_sbc(model, reps, seed=seed, executor=executor, n_obs=n_obs, **settings)
+
     def reproduce(self, dataset, *, split=None, seed: int = 0, executor=None):
         """Tables 1 and 2 of the paper with its grid method (:func:`ibo_pymc.tasks.hotspot.paper_grid.reproduce.reproduce`)."""
         from ibo_pymc.tasks.hotspot.data import random_split

@@ -56,7 +56,8 @@ def diagnostics(idata) -> pd.DataFrame:
 
     post = idata.posterior
     names = [v for v in post.data_vars if v != "family_draw"]
-    rh = az.rhat(post[names])
+    with np.errstate(invalid="ignore", divide="ignore"):  # a constant quantity's R-hat is 0/0: set below
+        rh = az.rhat(post[names])
     eb = az.ess(post[names], method="bulk")
     et = az.ess(post[names], method="tail")
     rows = []

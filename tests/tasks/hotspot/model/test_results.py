@@ -63,3 +63,21 @@ def test_fits_saved_in_format_2_read_the_same(fit):
     np.testing.assert_allclose(component_table(idata)[["log_evidence", "probability", "r_hat"]].to_numpy(),
                                t[["log_evidence", "probability", "r_hat"]].to_numpy())
     assert family_probability(idata) == pytest.approx(family_probability(loaded.idata))
+
+
+def test_a_constant_quantity_is_diagnosed_without_a_warning(fit):
+    """A posterior quantity that is constant within its chains (a family probability of exactly 0, as for some
+    subjects under u) has no R-hat (0/0): it is reported as 1, it cannot disagree, and NumPy's 'invalid value'
+    warning is not printed (issue 31, item 6)."""
+    import warnings
+
+    from ibo_pymc.tasks.hotspot.model.diagnostics import diagnostics
+
+    _, loaded = fit
+    idata = loaded.idata.copy()
+    fp = idata.posterior["family_prob"]
+    idata.posterior["family_prob"] = fp.copy(data=np.where(fp["family"] == fp["family"][1], 0.0, fp.values))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        diag = diagnostics(idata)
+    assert diag.loc[f"family_prob[{str(fp['family'].values[1])}]", "r_hat"] == 1.0

@@ -62,7 +62,8 @@ def test_coverage_cell_small():
 
 
 def test_sbc_replicate_and_uniformity():
-    from ibo_pymc.tasks.hotspot.simulate.sbc import sbc_replicate, uniformity
+    from ibo_pymc.engine.calibration import uniformity
+    from ibo_pymc.tasks.hotspot.simulate.sbc import sbc_replicate
 
     r = sbc_replicate("tau_pm", 5, n_obs=40, n_ranks=49, draws=200, tune=200)
     for q in ("xi_pi", "xi_ei", "p_ucb", "gamma", "w", "tau_neg", "tau_pos", "family_draw"):
