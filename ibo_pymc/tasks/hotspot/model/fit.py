@@ -86,8 +86,10 @@ class IBOModel(IBOModelBase):
 
     A model of the base class (:class:`~ibo_pymc.engine.model.IBOModelBase`): the fit (the engine's loop on
     this task's joint plan), ``loo()`` (the engine's reliable LOO over rounds), ``fit_or_load`` and the refits
-    go through the base class. The assembly and the tables of :meth:`summary` and :meth:`diagnostics` are
-    this task's (its fits hold a posterior predictive and ``family_prob``).
+    go through the base class, and so does ``family_probabilities()``: ``P(family | data)`` from the
+    components' evidences, what ``ibo-sample`` prints (the per-draw ``family_prob``, whose mean estimates the
+    same probability with Monte-Carlo error, stays in the fit). The assembly and the tables of :meth:`summary`
+    and :meth:`diagnostics` are this task's (its fits hold a posterior predictive and ``family_prob``).
 
     ``IBOModel([obs_1, obs_2, ...], hierarchical=True)`` (or a whole data set) builds the hierarchical model of
     several subjects instead (the engine's :class:`~ibo_pymc.engine.hierarchical.HierarchicalModel`).
@@ -190,12 +192,6 @@ class IBOModel(IBOModelBase):
         return plot_fit(self._need_fit(), seed=seed)
 
     # --- results ---------------------------------------------------------------------------
-    def family_probabilities(self) -> pd.Series:
-        """Posterior probability of each family (mean of ``family_prob``)."""
-        idata = self._need_fit()
-        fp = idata.posterior["family_prob"].mean(("chain", "draw"))
-        return fp.to_series().rename("probability")
-
     def diagnostics(self) -> pd.DataFrame:
         """R-hat, bulk/tail ESS per posterior variable, and divergences (see :func:`diagnostics`)."""
         return diagnostics(self._need_fit())
