@@ -29,10 +29,8 @@ LAYERS = [
 #: is exact, so it can only shrink: a new crossing fails, and so does one that is gone but still listed.
 KNOWN_CROSSINGS = {
     ("ibo_pymc.cli._common", "hotspot"),
-    ("ibo_pymc.cli.cohort", "hotspot"),
     ("ibo_pymc.cli.compare", "hotspot"),
     ("ibo_pymc.cli.data", "hotspot"),
-    ("ibo_pymc.cli.plot", "hotspot"),
     ("ibo_pymc.cli.reproduce", "hotspot"),
     ("ibo_pymc.cli.sample", "hotspot"),
     ("ibo_pymc.cli.simulate", "hotspot"),

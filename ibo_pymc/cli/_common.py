@@ -113,7 +113,8 @@ def task_subjects(task, dataset, wanted) -> list[int]:
     missing = [s for s in wanted if s not in set(known)]
     if missing:
         ids = ", ".join(map(str, known)) if len(known) <= 5 else f"{', '.join(map(str, known[:4]))}, ..., {known[-1]}"
-        raise InputError(f"participant {missing[0]} is not in the data ({plural(len(known), 'participant')} with "
+        unit = getattr(task, "unit_name", "subject")
+        raise InputError(f"{unit} {missing[0]} is not in the data ({plural(len(known), unit)} with "
                          f"{'id' if len(known) == 1 else 'ids'} {ids})", field="--subject")
     return list(wanted)
 

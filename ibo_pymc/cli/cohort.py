@@ -37,9 +37,7 @@ from ibo_pymc.cli._common import (
     add_tune_option,
     check_suffix,
     executor,
-    fit_config,
     fit_settings,
-    load_subjects,
     load_task_subjects,
     plural,
     positive_int,
@@ -83,7 +81,7 @@ def build_parser() -> ArgumentParser:
     add_execution_options(r)
 
     h = sub.add_parser("hierarchical", help="the hierarchical model of the cohort: population quantities, shrinkage "
-                       "(hotspot: ũ±; gridsearch: one surrogate in one context)")
+                       "(hotspot: one model, ũ± by default; gridsearch: one surrogate in one context)")
     add_task_option(h)
     h.task_option("--context", tasks={"gridsearch": "spatial"}, choices=("spatial", "conceptual"),
                   help="gridsearch: which version of the task (default spatial)")
@@ -94,6 +92,8 @@ def build_parser() -> ArgumentParser:
     h.add_argument("--fits", metavar="DIR", default=None,
                    help="folder of saved fits (reused when they match, written when missing; default OUT/fits)")
     h.add_argument("--subject", type=subject_arg, default="all", help="'all' (default) or subject numbers separated by commas")
+    h.task_option("--model", tasks={"hotspot": "tau_pm"}, choices=("u", "tau", "tau_pm"),
+                  help="hotspot: the model of the subjects' fits, u, tau (ũ) or tau_pm (ũ±; default)")
     h.task_option("--split", metavar="FILE", tasks={"hotspot": None},
                   help="hotspot: also fit the training rounds of this split (subject,session_id,set) alone and "
                   "hierarchically, and compare the held-out lppd of the test rounds (heldout.csv)")
@@ -178,9 +178,9 @@ def _out_and_fits(args) -> tuple[Path, Path]:
     return out, Path(args.fits) if args.fits else out / "fits"
 
 
-def _cmd_run_task(args) -> int:
-    """``ibo-cohort run`` for a task other than the hotspot one, through the task object: its fits of every
-    model, then the shared comparisons and files."""
+def _cmd_run(args) -> int:
+    """``ibo-cohort run`` through the task object: every subject's fits under the task's models (saved fits
+    reused), then the shared comparisons and files."""
     from ibo_pymc.population.evidence import evidence_table
     from ibo_pymc.population.selection import FILES, cohort_bms, write_cohort
 
@@ -188,98 +188,67 @@ def _cmd_run_task(args) -> int:
     task, table, subjects = load_task_subjects(args)
     fits = fits.resolve()
     fits.mkdir(parents=True, exist_ok=True)
-    settings = fit_settings(args)
-    with executor(args) as ex:
-        done = task.cohort_fits(table, subjects, fits, context=args.context, executor=ex, **settings)
-    status = report_failures(done.failures, "ibo-cohort")
-    if done.failures:
-        return status or 1
-    result = cohort_bms(evidence_table(done.results), **_bms_options(args))
-    print(f"models (family marginalised; {args.context}):")
-    _print(result.models, ", ".join(result.models.names))
-    print("\nacquisition families (any model):")
-    _print(result.families, "(model, family) pairs partitioned by family")
-    print("\nmodels (family as a random effect):")
-    _print(result.model_families, "(model, family) pairs partitioned by model")
-    write_cohort(result, out, task.model_labels)
-    print(f"wrote {', '.join(FILES.values())} in {out}", file=sys.stderr)
-    return status
-
-
-def _cmd_run(args) -> int:
-    if args.task != "hotspot":
-        return _cmd_run_task(args)
-    from ibo_pymc.population.selection import FILES, write_cohort
-    from ibo_pymc.tasks.hotspot.population.workflow import run_cohort, variant_labels
-
-    out, fits = _out_and_fits(args)
-    data, subjects = load_subjects(args)
+    where = {k: getattr(args, k) for k in task.where_options}
+    labels = task.model_labels
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     with executor(args) as ex:
         if log:
-            log(f"fitting or loading u, ũ, ũ± for {plural(len(subjects), 'subject')} in {fits}")
-        result, failures = run_cohort(data, subjects, fits.resolve(), config=fit_config(args), executor=ex, log=log,
-                                      **_bms_options(args))
-    status = report_failures(failures, "ibo-cohort")
-    if result is None:
+            log(f"fitting or loading {', '.join(labels[m] for m in task.models)} for "
+                f"{plural(len(subjects), task.unit_name)} in {fits}")
+        done = task.cohort_fits(table, subjects, fits, executor=ex, log=log, **where, **fit_settings(args))
+    status = report_failures(done.failures, "ibo-cohort")
+    if done.failures:
         return status or 1
-    print("models (family marginalised):")
-    _print(result.models, "u, ũ, ũ±")
+    result = cohort_bms(evidence_table(done.results, task.models), **_bms_options(args))
+    n_pairs = len(task.models) * len(task.families)
+    print(f"models (family marginalised{''.join(f'; {v}' for v in where.values())}):")
+    _print(result.models, ", ".join(labels.get(n, n) for n in result.models.names))
     print("\nacquisition families (any model):")
-    _print(result.families, "9 (model, family) pairs partitioned by family")
+    _print(result.families, f"{n_pairs} (model, family) pairs partitioned by family")
     print("\nmodels (family as a random effect):")
-    _print(result.model_families, "9 (model, family) pairs partitioned by model")
-    write_cohort(result, out, variant_labels(result.models.names))
+    _print(result.model_families, f"{n_pairs} (model, family) pairs partitioned by model")
+    write_cohort(result, out, labels)
     print(f"wrote {', '.join(FILES.values())} in {out}", file=sys.stderr)
     return status
 
 
 def _cmd_hierarchical(args) -> int:
+    """``ibo-cohort hierarchical`` through the task object: every subject's fit under one model (saved fits
+    reused), the population level, its files; with ``--split`` (hotspot) the held-out comparison."""
     from ibo_pymc.engine.hierarchical import fit_hierarchical
 
     out, fits_dir = _out_and_fits(args)
     fits_dir = fits_dir.resolve()
-    if args.task != "hotspot":
-        task, table, subjects = load_task_subjects(args)
-        if len(subjects) < 2:
-            raise InputError("a hierarchical model needs at least two subjects", field="--subject")
-        fits_dir.mkdir(parents=True, exist_ok=True)
-        with executor(args) as ex:
-            done = task.cohort_fits(table, subjects, fits_dir, context=args.context, surrogates=(args.surrogate,),
-                                    executor=ex, **fit_settings(args))
-        status = report_failures(done.failures, "ibo-cohort")
-        if done.failures:
-            return status or 1
-        whole = [task.load_fit(p) for p in done.results]
-        return _hierarchical_files(args, out, fit_hierarchical, whole, None, None, status)
-
-    from ibo_pymc.tasks.hotspot.data import load_split
-    from ibo_pymc.tasks.hotspot.model.fit import IBOModel
-    from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
-    from ibo_pymc.tasks.hotspot.population.workflow import heldout_comparison
-
-    data, subjects = load_subjects(args)
+    task, data, subjects = load_task_subjects(args)
     if len(subjects) < 2:
         raise InputError("a hierarchical model needs at least two subjects", field="--subject")
-    split = load_split(args.split, data) if args.split else None
+    model = getattr(args, task.model_option)
+    where = {k: getattr(args, k) for k in task.where_options}
+    settings = fit_settings(args)
+    split = task.load_split(args.split, data) if args.split else None
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    cfg = fit_config(args)
+    fits_dir.mkdir(parents=True, exist_ok=True)
     with executor(args) as ex:
         if log:
-            log(f"fitting or loading ũ± for {plural(len(subjects), 'subject')} in {fits_dir}" + (" (all and training rounds)" if split else ""))
-        done = fit_cohort(cohort_jobs(data, subjects, ["tau_pm"], cfg, split=split), fits_dir, executor=ex, log=log)
-    status = report_failures(done.failures, "ibo-cohort")
-    if done.failures:
-        return status
-    whole = [IBOModel.load(p) for j, p in zip(done.jobs, done.paths) if j.tag == ""]
+            log(f"fitting or loading {task.model_labels.get(model, model)} for {plural(len(subjects), task.unit_name)} "
+                f"in {fits_dir}" + (" (all and training rounds)" if split else ""))
+        done = task.cohort_fits(data, subjects, fits_dir, models=(model,), executor=ex, log=log, **where, **settings)
+        train = None
+        if split is not None and not done.failures:
+            train = task.cohort_fits(data, subjects, fits_dir, models=(model,), split=split, executor=ex, log=log,
+                                     **settings)
+    failures = done.failures + (train.failures if train is not None else [])
+    status = report_failures(failures, "ibo-cohort")
+    if failures:
+        return status or 1
+    whole = [task.load_fit(p) for p in done.results]
 
-    def heldout(settings):
-        train = [IBOModel.load(p) for j, p in zip(done.jobs, done.paths) if j.tag == "-train"]
-        tests = {s: split.partition(data.observations(s))[1] for s in subjects}
-        return heldout_comparison(fit_hierarchical(train, **settings), train, tests)
+    def heldout(population):
+        models = [task.load_fit(p) for p in train.results]
+        return task.heldout_comparison(fit_hierarchical(models, **population), models, data, split)
 
     return _hierarchical_files(args, out, fit_hierarchical, whole, heldout if split else None,
-                               {"tau_neg": "tau^-", "tau_pos": "tau^+"}, status)
+                               task.parameter_labels, status)
 
 
 def _hierarchical_files(args, out, fit_hierarchical, fits, heldout_of, labels, status) -> int:

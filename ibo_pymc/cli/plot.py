@@ -13,9 +13,7 @@ from ibo_pymc.cli._common import (
     add_task_option,
     check_suffix,
     executor,
-    fit_config,
     fit_settings,
-    load_subjects,
     load_task_subjects,
     report_failures,
     run,
@@ -48,63 +46,32 @@ def build_parser() -> ArgumentParser:
     return p
 
 
-def _plot_task(args) -> int:
-    """ibo-plot for a task other than the hotspot one, through the task object and the model base class."""
-    from pathlib import Path
-
-    import pandas as pd
-
-    from ibo_pymc.io import save_figure
-    from ibo_pymc.population.plots import plot_family_probabilities
-
-    task, table, subjects = load_task_subjects(args)
-    folder = Path(args.fits).resolve()
-    folder.mkdir(parents=True, exist_ok=True)
-    settings = fit_settings(args)
-    with executor(args) as ex:
-        done = task.cohort_fits(table, subjects, folder, context=args.context, surrogates=(args.surrogate,),
-                                executor=ex, **settings)
-    if report_failures(done.failures, "ibo-plot"):
-        return 1
-    models = [task.load_fit(p) for p in done.results]
-    if len(models) == 1:
-        fig = models[0].plot()
-    else:
-        probs = pd.DataFrame({m.fit_attrs()["subject"]: m.family_probabilities() for m in models}).T
-        fig = plot_family_probabilities(probs.rename_axis("participant"))
-    save_figure(fig, args.out)
-    print(f"wrote {args.out}", file=sys.stderr)
-    return 0
-
-
 def _main(argv: Sequence[str] | None) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
     args = build_parser().parse_args(argv)
     check_suffix(args.out, "--out", (".png", ".pdf"))
-    if args.task != "hotspot":
-        return _plot_task(args)
+    # through the task object: the fits (saved ones reused), one subject's figure or the cohort's
     from pathlib import Path
 
     from ibo_pymc.io import save_figure
-    from ibo_pymc.tasks.hotspot.fit_plots import plot_cohort, plot_fit
-    from ibo_pymc.tasks.hotspot.model.fit import IBOModel
-    from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
 
-    data, subjects = load_subjects(args)
-    cfg = fit_config(args, args.model)
+    task, table, subjects = load_task_subjects(args)
+    folder = Path(args.fits).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    where = {k: getattr(args, k) for k in task.where_options}
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
     with executor(args) as ex:
-        res = fit_cohort(cohort_jobs(data, subjects, [args.model], cfg), Path(args.fits).resolve(), executor=ex,
-                         log=log)
-    if report_failures(res.failures, "ibo-plot"):
+        done = task.cohort_fits(table, subjects, folder, models=(getattr(args, task.model_option),), executor=ex,
+                                log=log, **where, **fit_settings(args))
+    if report_failures(done.failures, "ibo-plot"):
         return 1
-    fits = {j.obs.subject: IBOModel.load(p).idata for j, p in zip(res.jobs, res.paths)}
-    fig = plot_fit(fits[subjects[0]], seed=args.seed) if len(subjects) == 1 else plot_cohort(fits, seed=args.seed)
+    models = [task.load_fit(p) for p in done.results]
+    fig = task.plot_fit(models[0], seed=args.seed) if len(models) == 1 else task.plot_cohort(models, seed=args.seed)
     save_figure(fig, args.out)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0

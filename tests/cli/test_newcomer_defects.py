@@ -50,12 +50,14 @@ def test_messages_show_plain_values(tmp_path, capsys):
     assert "(got 4.0)" in str(info.value) and "np." not in str(info.value)
 
     class Two:
+        unit_name = "participant"
+
         def subjects(self, dataset):
             return [1, 4]
 
     with pytest.raises(InputError) as info:
         task_subjects(Two(), None, [7])
-    assert "(2 participants with ids 1, 4)" in str(info.value)
+    assert "participant 7 is not in the data (2 participants with ids 1, 4)" in str(info.value)
 
 
 def test_the_summary_says_when_pi_and_ucb_are_one_curve():

@@ -22,6 +22,13 @@ from ibo_pymc.tasks.gridsearch.choice import FAMILIES
 class GridSearchTask:
     name: str = "gridsearch"
     families: tuple = tuple(FAMILIES)
+    #: what the task's data calls one person
+    unit_name: str = "participant"
+    #: the task's models: the surrogates (each participant is fitted under both for model comparison)
+    models: tuple = ("GP", "BMT")
+    #: the command-line option that picks one model, and the options that pick the data within a participant
+    model_option: str = "surrogate"
+    where_options: tuple = ("context",)
 
     def load(self, data=None, *, progress: bool = True):
         """The tidy table of choices (:func:`.data.load`)."""
@@ -98,15 +105,34 @@ class GridSearchTask:
 
         return COMPARE_COLUMNS
 
-    #: display names of the models (surrogates) in figures
+    #: display names of the models (surrogates) and of parameters in figures
     model_labels = {"GP": "GP", "BMT": "mean tracker"}
+    parameter_labels = {}
 
-    def cohort_fits(self, dataset, subjects, folder, **options):
-        """Every participant's GP and mean-tracker fits in one context (``context=``), saved fits reused
-        (:func:`.compare.cohort_fits`)."""
+    def cohort_fits(self, dataset, subjects, folder, *, context: str = "spatial", models=None, executor=None,
+                    log=None, **settings):
+        """Every participant's fit under every surrogate of ``models`` (default GP and the mean tracker) in one
+        context, saved in ``folder`` and reused when current (:func:`.compare.cohort_fits`): the execution
+        layer's outcome, whose results are the fits' paths."""
         from ibo_pymc.tasks.gridsearch.compare import cohort_fits
 
-        return cohort_fits(dataset, subjects, folder, **options)
+        return cohort_fits(dataset, subjects, folder, context=context, surrogates=tuple(models or self.models),
+                           executor=executor, **settings)
+
+    def plot_fit(self, model, *, seed: int = 0):
+        """One participant's fit at a glance (:meth:`~ibo_pymc.engine.model.IBOModelBase.plot`; it draws nothing
+        at random: ``seed`` seeds the fits only)."""
+        return model.plot()
+
+    def plot_cohort(self, models, *, seed: int = 0):
+        """Several participants' fits in one figure: their family probabilities
+        (:func:`ibo_pymc.population.plots.plot_family_probabilities`)."""
+        import pandas as pd
+
+        from ibo_pymc.population.plots import plot_family_probabilities
+
+        probs = pd.DataFrame({m.fit_attrs()["subject"]: m.family_probabilities() for m in models}).T
+        return plot_family_probabilities(probs.rename_axis("participant"))
 
     def recovery(self, data, n: int, seed: int = 0, *, executor=None, **settings):
         """Recovery of ``n`` simulated participants on the study's environments (:func:`.simulate.recovery`)
