@@ -22,7 +22,7 @@ from ibo_pymc.cli._common import (
 )
 from ibo_pymc.errors import InputError
 from ibo_pymc.io import check_writable, write_csv
-from ibo_pymc.tasks.hotspot.data import load_split, random_split
+from ibo_pymc.tasks.hotspot.data import load_split, paper_split, random_split
 from ibo_pymc.tasks.hotspot.data.splits import split_frame
 from ibo_pymc.tasks.hotspot.paper_grid.engine import PaperGridConfig
 from ibo_pymc.tasks.hotspot.paper_grid.reproduce import reproduce
@@ -40,10 +40,12 @@ def build_parser() -> ArgumentParser:
     add_data_option(p)
     p.add_argument("--subject", type=subject_arg, default="all", metavar="N,N,...|all",
                    help="the subjects (participants: the study's id) to fit, numbers separated by commas; default all")
-    p.task_option("--split", tasks={"hotspot": None}, metavar="FILE",
-                  help="hotspot: split file (subject,session_id,set); default: a seeded random 80/20 split")
-    p.task_option("--seed", tasks={"hotspot": 0}, type=seed_int,
-                  help="hotspot: seed of the random split (when no --split is given; default 0)")
+    p.task_option("--split", tasks={"hotspot": "paper"}, metavar="paper|random|FILE",
+                  help="hotspot: the train/test split of every subject's rounds: 'paper' (default: the paper's "
+                  "80/20 split, shipped with the package), 'random' (a seeded random 80/20 split, see --seed) or a "
+                  "split file (subject,session_id,set)")
+    p.task_option("--seed", tasks={"hotspot": None}, type=seed_int,
+                  help="hotspot: seed of --split random (default 0)")
     p.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default: ./ibo-results)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     add_execution_options(p)
@@ -81,22 +83,32 @@ def _main(argv: Sequence[str] | None) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a folder", path=out, field="--out")
+    if args.seed is not None and args.split != "random":
+        raise InputError("--seed seeds a random split; it applies to --split random only", field="--seed")
     data, subjects = load_subjects(args)
-    split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
+    if args.split == "paper":
+        split, which = paper_split(data), "the paper's 80/20 split"
+    elif args.split == "random":
+        seed = args.seed or 0
+        split, which = random_split(data, seed=seed), f"a random 80/20 split (seed {seed}; written to split.csv)"
+    else:
+        split, which = load_split(args.split, data), f"the split of {args.split}"
     check_writable(out)  # the input is good: fail now, not after the fits
+    if not args.quiet:
+        print(f"train/test split: {which}", file=sys.stderr, flush=True)
     with executor(args) as ex:
         res = reproduce(data, split, config=PaperGridConfig(), subjects=subjects, executor=ex)
     out = Path(args.out)
     write_csv(res.fits, out / "fits.csv", float_format="%.6g")
     write_csv(res.table1, out / "table1.csv", float_format="%.2f")
     write_csv(res.table2, out / "table2.csv", float_format="%.6g")
-    if not args.split:
+    if args.split == "random":
         write_csv(split_frame(split, data), out / "split.csv")
     def fmt(v):
         return f"{v:.2f}"
 
     with pd.option_context("display.width", 140, "display.max_rows", 100):
-        print("Table 1: out-of-sample log-likelihood")
+        print(f"Table 1: out-of-sample log-likelihood ({which})")
         print(res.table1.to_string(index=False, float_format=fmt))
         print("\nTable 2: MAP estimates of the ũ± model and task performance")
         print(res.table2.to_string(index=False, float_format=fmt))

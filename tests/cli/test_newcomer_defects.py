@@ -72,3 +72,36 @@ def test_the_summary_says_when_pi_and_ucb_are_one_curve():
     assert note and "same curve" in note and "0.017" in note
     assert same_curve_note(table(2.3, 0.5002), {"PI": 0.455, "UCB": 0.545}) is None  # PI explores: other curves
     assert same_curve_note(table(0.017, 0.5002), {"PI": 0.999, "UCB": 0.001}) is None  # one family holds the mass
+
+
+def test_reproduce_uses_the_papers_split_by_default(tmp_path, capsys, raw_folder):
+    """3.1: ``ibo-reproduce --out results`` drew a seeded random split and printed other totals than the paper's,
+    without a word. The paper's split ships with the package (the same rows as the copy beside the study's
+    data), is the default, and the output says which split was used; --seed applies to --split random only."""
+    import pandas as pd
+
+    from ibo_pymc.cli.reproduce import build_parser, main
+    from ibo_pymc.tasks.hotspot.data import load_hotspot, paper_split
+    from ibo_pymc.tasks.hotspot.data.splits import PAPER_SPLIT
+    from tests.conftest import PAPER_SPLITS
+
+    shipped, shared = pd.read_csv(PAPER_SPLIT), pd.read_csv(PAPER_SPLITS)
+    pd.testing.assert_frame_equal(shipped, shared)
+    assert build_parser().parse_args([]).split == "paper"
+    split = paper_split(load_hotspot(raw_folder))
+    assert sum(len(v) for v in split.train.values()) == int((shared["set"] == "train").sum())
+    err = _error(main, ["--data", str(raw_folder), "--seed", "3", "--out", str(tmp_path / "o")], capsys)
+    assert "--seed" in err and "--split random" in err and not (tmp_path / "o").exists()
+
+
+def test_the_papers_split_is_refused_for_other_data(tmp_path, raw_folder):
+    import shutil
+
+    from ibo_pymc.errors import InputError
+    from ibo_pymc.tasks.hotspot.data import load_hotspot, paper_split
+
+    for uid in (38, 64):
+        for kind in ("eventrec", "sesrec"):
+            shutil.copy(raw_folder / f"{kind}{uid}.csv", tmp_path)
+    with pytest.raises(InputError, match="the paper's split does not fit this data.*--split random"):
+        paper_split(load_hotspot(tmp_path))

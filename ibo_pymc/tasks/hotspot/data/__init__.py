@@ -9,7 +9,7 @@ from ibo_pymc.tasks.hotspot.data.rounds import (
     derive,
     load_hotspot,
 )
-from ibo_pymc.tasks.hotspot.data.splits import Split, load_split, random_split
+from ibo_pymc.tasks.hotspot.data.splits import Split, load_split, paper_split, random_split
 
 __all__ = [
     "BURN_IN",
@@ -21,6 +21,7 @@ __all__ = [
     "fetch",
     "load_hotspot",
     "load_split",
+    "paper_split",
     "random_split",
     "read_raw_logs",
     "resolve_data_dir",

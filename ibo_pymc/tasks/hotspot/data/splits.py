@@ -1,8 +1,10 @@
 """Train/test splits of each subject's rounds (the paper's 80/20 protocol).
 
 A split file has the columns ``subject,session_id,set`` with ``set`` in
-{train, test}; ``paper_splits.csv`` beside the SPEC is the published split.
-Without a file, :func:`random_split` draws a seeded 80/20 split per subject.
+{train, test}. The paper's split (the 80/20 split of every subject behind its Table 1; provided with the
+study's materials as ``paper_splits.csv``) ships with the package: :func:`paper_split`. It is a list of round
+ids, no observations; a test checks it against the copy beside the study's data. :func:`random_split` draws a
+seeded 80/20 split per subject instead.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from ibo_pymc.errors import InputError
 from ibo_pymc.tasks.hotspot.data.rounds import HotspotData, SubjectObservations
 
 SPLIT_COLUMNS = ("subject", "session_id", "set")
+#: the paper's split, shipped with the package (module docstring)
+PAPER_SPLIT = Path(__file__).with_name("paper_split.csv")
 
 
 @dataclass(frozen=True)
@@ -102,3 +106,12 @@ def split_frame(split: Split, data: HotspotData) -> pd.DataFrame:
         {"subject": e["subject"].to_numpy(), "session_id": e["session_id"].to_numpy(),
          "set": np.where(in_train, "train", "test")}
     )
+
+
+def paper_split(data: HotspotData) -> Split:
+    """The paper's split (:data:`PAPER_SPLIT`), checked against ``data``: it fits the study's data only."""
+    try:
+        return load_split(PAPER_SPLIT, data)
+    except InputError as exc:
+        raise InputError(f"the paper's split does not fit this data ({exc.message}); give --split random or a split "
+                         "file", field="--split") from None

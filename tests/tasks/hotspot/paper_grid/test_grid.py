@@ -146,7 +146,7 @@ def test_reproduce_cli_contract(tmp_path, raw_folder):
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, "-m", "ibo_pymc.cli.reproduce", "--data", str(two), "--out", str(out),
-         "--workers", "1", "--quiet", "--seed", "3"],
+         "--workers", "1", "--quiet", "--split", "random", "--seed", "3"],
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
