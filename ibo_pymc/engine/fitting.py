@@ -233,7 +233,7 @@ def fit_components(plan: SamplingPlan, config, *, progress: bool = False):
     thin = [1] * len(comps)
     fits: list = [None] * len(comps)
     todo = list(range(len(comps)))
-    max_strata = getattr(config, "max_strata", 1)
+    max_strata = config.max_strata
     while True:
         for i, f in plan.sample(comps, todo, thin).items():
             fits[i] = f
