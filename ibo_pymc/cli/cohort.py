@@ -247,15 +247,16 @@ def _cmd_hierarchical(args) -> int:
         models = [task.load_fit(p) for p in train.results]
         return task.heldout_comparison(fit_hierarchical(models, **population), models, data, split)
 
-    return _hierarchical_files(args, out, fit_hierarchical, whole, heldout if split else None,
+    return _hierarchical_files(args, out, whole, heldout if split else None,
                                task.parameter_labels, status)
 
 
-def _hierarchical_files(args, out, fit_hierarchical, fits, heldout_of, labels, status) -> int:
+def _hierarchical_files(args, out, fits, heldout_of, labels, status) -> int:
     """The population level on the subjects' fits, its report and its files (and the held-out comparison when
     ``heldout_of`` is given: a function of the population settings)."""
     import time
 
+    from ibo_pymc.engine.hierarchical import fit_hierarchical
     from ibo_pymc.population.hierarchical_files import HIERARCHICAL_FILES, write_hierarchical
 
     settings = {"draws": args.population_draws, "tune": args.population_draws, "seed": args.seed}

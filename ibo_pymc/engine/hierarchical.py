@@ -173,7 +173,7 @@ def default_subject_draws(model, n_draws: int = 500, *, drop_below: float = 40.0
         cols = [conditional(idata, f, shape_priors[k][0]).values.reshape(-1) if shape_priors[k] else None]
         cols += [conditional(idata, f, n).values.reshape(-1) for n in shared]
         total = len(cols[1]) if shared else len(cols[0])
-        idx = np.linspace(0, total - 1, min(n_draws, total)).round().astype(int)
+        idx = even_indices(total, n_draws)
         z = [np.zeros(len(idx)) if cols[0] is None else
              standardise(shape_priors[k][1], shape_priors[k][1].to_unconstrained(cols[0][idx]))]
         z += [standardise(p, p.to_unconstrained(c[idx])) for p, c in zip(priors, cols[1:])]
@@ -423,9 +423,13 @@ def fit_hierarchical(fits, *, draws: int = 1000, tune: int = 1000, chains: int =
                           target_accept=target_accept, progress=progress, cores=cores)
 
 
+def even_indices(total: int, n: int) -> np.ndarray:
+    """``min(n, total)`` indices spread evenly over ``0..total-1`` (how draws are thinned for the population)."""
+    return np.linspace(0, total - 1, min(n, total)).round().astype(int)
+
+
 def _thin(z: np.ndarray, S: int) -> np.ndarray:
-    idx = np.linspace(0, z.shape[1] - 1, S).round().astype(int)
-    return z[:, idx]
+    return z[:, even_indices(z.shape[1], S)]
 
 
 def fit_population(subjects: list[SubjectDraws], *, draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int = 0,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ibo_pymc.engine.hierarchical import SubjectDraws
+from ibo_pymc.engine.hierarchical import SubjectDraws, even_indices
 
 
 def subject_draws(fit, n_draws: int = 500, *, drop_below: float = 40.0) -> SubjectDraws:
@@ -34,7 +34,7 @@ def subject_draws(fit, n_draws: int = 500, *, drop_below: float = 40.0) -> Subje
         d = p.draws(comps, cond, k)
         flat = {key: np.asarray(d[key]).reshape(-1) for key in keys}
         total = len(flat["gamma"])
-        idx = np.linspace(0, total - 1, min(n_draws, total)).round().astype(int)
+        idx = even_indices(total, n_draws)
         # the logit over the whole prior interval (also for a stratum's draws), as the population sees them
         z = np.stack([c.prior(p.model_name(key)).to_unconstrained(flat[key][idx], eps=1e-12) for key in keys], axis=-1)
         zs.append(z)
