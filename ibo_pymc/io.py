@@ -41,6 +41,17 @@ def atomic_path(dest: str | os.PathLike) -> Iterator[Path]:
         raise
 
 
+def sweep_partial(folder) -> int:
+    """Remove what unfinished atomic writes (:func:`atomic_path`) left in ``folder``: the temporary files of
+    writers killed mid-write (a worker process lost, a run interrupted). Returns how many."""
+    folder = Path(folder)
+    n = 0
+    for f in folder.glob(".*.tmp-*") if folder.is_dir() else ():
+        f.unlink(missing_ok=True)
+        n += 1
+    return n
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -75,15 +86,23 @@ def write_fit(idata, path) -> Path:
 
 
 def check_writable(folder) -> None:
-    """Fail early (an :class:`~ibo_pymc.errors.InputError`) when the output folder cannot be written."""
+    """Fail early (an :class:`~ibo_pymc.errors.InputError`) when the output folder cannot be written. Folders
+    made for the check are removed again: a run refused later (bad input found after this check) leaves
+    nothing behind."""
     from ibo_pymc.errors import InputError
 
+    folder = Path(folder)
+    missing = [d for d in (folder, *folder.parents) if not d.exists()]
     try:
-        with atomic_path(Path(folder) / ".ibo-write-check") as tmp:
+        with atomic_path(folder / ".ibo-write-check") as tmp:
             tmp.write_text("")
-        (Path(folder) / ".ibo-write-check").unlink()
+        (folder / ".ibo-write-check").unlink()
     except OSError as exc:
         raise InputError(f"cannot write there ({exc.strerror or type(exc).__name__})", path=folder, field="--out") from None
+    finally:
+        for d in missing:  # deepest first
+            with contextlib.suppress(OSError):
+                d.rmdir()
 
 
 def save_figure(fig, path) -> None:

@@ -83,7 +83,7 @@ summ[summ["probability"] > 0.01].round(3)
 # %%
 diag = m.diagnostics()
 print("divergences:", diag.attrs["divergences"], "of", diag.attrs["draws"], "draws")
-diag[diag["checked"]].round(3)
+diag[diag["required"]].round(3)
 
 # %%
 az.plot_trace(idata.conditional_posterior, var_names=["p_ucb", "gamma", "tau_neg", "tau_pos"],

@@ -24,19 +24,6 @@ LAYERS = [
     {"cli"},
 ]
 
-#: modules outside a task's package that still import it directly instead of going through the task
-#: registry (``ibo_pymc.tasks.get_task``): the command-line tools, which predate the task interface. The list
-#: is exact, so it can only shrink: a new crossing fails, and so does one that is gone but still listed.
-KNOWN_CROSSINGS = {
-    ("ibo_pymc.cli._common", "hotspot"),
-    ("ibo_pymc.cli.compare", "hotspot"),
-    ("ibo_pymc.cli.data", "hotspot"),
-    ("ibo_pymc.cli.reproduce", "hotspot"),
-    ("ibo_pymc.cli.sample", "hotspot"),
-    ("ibo_pymc.cli.simulate", "hotspot"),
-}
-
-
 def _module_name(path: Path) -> str:
     rel = path.relative_to(PACKAGE.parent).with_suffix("")
     parts = list(rel.parts)
@@ -144,11 +131,8 @@ def test_nothing_outside_a_task_imports_it_but_the_registry():
             if task is None or _task_of(mod) == task or mod == "ibo_pymc.tasks":
                 continue
             crossings.add((mod, task))
-    new = sorted(crossings - KNOWN_CROSSINGS)
-    assert not new, "imports of a task from outside it (go through ibo_pymc.tasks.get_task):\n" + "\n".join(
-        f"{m} -> tasks.{t}" for m, t in new)
-    gone = sorted(KNOWN_CROSSINGS - crossings)
-    assert not gone, "crossings no longer there; remove them from KNOWN_CROSSINGS: " + ", ".join(f"{m} -> {t}" for m, t in gone)
+    assert not crossings, "imports of a task from outside it (go through ibo_pymc.tasks.get_task):\n" + "\n".join(
+        f"{m} -> tasks.{t}" for m, t in sorted(crossings))
 
 
 def test_no_task_imports_another():

@@ -90,8 +90,8 @@ def add_task_option(p: ArgumentParser, *, supported: tuple[str, ...] = TASK_NAME
 
 
 def load_task_subjects(args):
-    """The twin of :func:`load_subjects` for a task reached through the registry: ``(task, data set, subjects)``
-    that ``--task``, ``--data`` and ``--subject`` name."""
+    """``(task, data set, subjects)`` that ``--task``, ``--data`` and ``--subject`` name (the task through the
+    registry; every subject checked to be in the data)."""
     from ibo_pymc.tasks import get_task
 
     task = get_task(args.task)
@@ -147,27 +147,6 @@ def add_tune_option(p: ArgumentParser) -> None:
     else:
         p.add_argument("--tune", type=positive_int, default=TUNE["hotspot"],
                        help=f"tuning iterations per chain for new fits (default {TUNE['hotspot']})")
-
-
-def fit_config(args, model: str = "tau_pm"):
-    """The FitConfig of the sampling options of :func:`add_fit_options`."""
-    from ibo_pymc.tasks.hotspot.model.fit import FitConfig
-
-    return FitConfig(model=model, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed,
-                     sampler=getattr(args, "sampler", "nutpie"))
-
-
-def load_subjects(args):
-    """The data of ``--data`` and the subjects ``--subject`` names (``all``, or numbers in the data)."""
-    from ibo_pymc.tasks.hotspot.datasets import load_data
-
-    data = load_data(args.data)
-    if args.subject == "all":
-        return data, list(data.subjects)
-    missing = [s for s in args.subject if s not in data.subjects]
-    if missing:
-        raise InputError(f"--subject {missing[0]}: expected a subject number in 1..{max(data.subjects)}", field="--subject")
-    return data, list(args.subject)
 
 
 def check_suffix(value: str | None, option: str, suffixes: tuple[str, ...]) -> None:

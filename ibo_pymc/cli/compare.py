@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-import pandas as pd
-
 from ibo_pymc.cli._common import (
     ArgumentParser,
     add_data_option,
@@ -15,16 +13,12 @@ from ibo_pymc.cli._common import (
     add_task_option,
     check_suffix,
     executor,
-    fit_config,
     fit_settings,
-    load_subjects,
     load_task_subjects,
-    plural,
     report_failures,
     run,
     subject_arg,
 )
-from ibo_pymc.tasks.hotspot.data import load_split, random_split
 
 
 def build_parser() -> ArgumentParser:
@@ -59,109 +53,33 @@ def build_parser() -> ArgumentParser:
     return p
 
 
-def _compare_task(args) -> int:
-    from pathlib import Path
-
-    from ibo_pymc.execution import Job, run_jobs
-    from ibo_pymc.io import write_csv
-
-    task, table, subjects = load_task_subjects(args)
-    folder = Path(args.fits).resolve()
-    folder.mkdir(parents=True, exist_ok=True)
-    settings = fit_settings(args)
-    jobs = [Job(f"participant {s}, {args.context}", task.compare,
-                (task.observations(table, s, context=args.context), str(folder)), settings) for s in subjects]
-    with executor(args) as ex:
-        out = run_jobs(jobs, ex, label="comparisons")
-    status = report_failures(out.failures, "ibo-compare")
-    rows = [r for r in out.results if r is not None]
-    if not rows:
-        return status or 1
-    res = pd.concat(rows, ignore_index=True)
-    with pd.option_context("display.width", 160, "display.max_rows", 500):
-        print(res[list(task.compare_columns)].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
-    if len(subjects) > 1:
-        best = res[res["rank"] == 0]["surrogate"].value_counts()
-        print("\nbest by reliable LOO: " + ", ".join(f"{s} for {n}" for s, n in best.items())
-              + f" of {len(subjects)} participants ({args.context}); summed elpd_loo: "
-              + ", ".join(f"{s} {v:.1f}" for s, v in res.groupby("surrogate")["elpd_loo"].sum().items()))
-    if args.csv:
-        write_csv(res[list(task.compare_columns)], args.csv, float_format="%.6g")
-        print(f"wrote {args.csv}", file=sys.stderr)
-    return status
-
-
 def _main(argv: Sequence[str] | None) -> int:
     from pathlib import Path
-
-    from ibo_pymc.execution import Job, run_jobs
-    from ibo_pymc.tasks.hotspot.compare import (
-        COLUMNS,
-        MODELS,
-        cohort_totals,
-        compare_subject,
-    )
-    from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
 
     args = build_parser().parse_args(argv)
     check_suffix(args.csv, "--csv", (".csv",))
     check_suffix(args.plot, "--plot", (".png", ".pdf"))
-    if args.task != "hotspot":
-        return _compare_task(args)
-    data, subjects = load_subjects(args)
-    split = None
-    if not args.no_holdout:
-        split = load_split(args.split, data) if args.split else random_split(data, seed=args.seed)
+    task, dataset, subjects = load_task_subjects(args)
+    options = ({"split": args.split, "holdout": not args.no_holdout, "refit": not args.no_refit}
+               if args.task == "hotspot" else {o: getattr(args, o) for o in task.where_options})
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    cfg = fit_config(args)
     folder = Path(args.fits).resolve()  # workers on other machines see the same (shared) folder
+    folder.mkdir(parents=True, exist_ok=True)
     with executor(args) as ex:
-        # 1. every fit (all rounds, and training rounds with a split), reusing the saved ones
-        if log:
-            log(f"fitting or loading u, ũ, ũ± for {plural(len(subjects), 'subject')}" + (" (all rounds and training rounds)" if split else ""))
-        fits = fit_cohort(cohort_jobs(data, subjects, MODELS, cfg, split=split), folder, executor=ex,
-                          log=log)
-        status = report_failures(fits.failures, "ibo-compare")
-        failed = {j.obs.subject for j, p in zip(fits.jobs, fits.paths) if p is None}
-        # 2. one comparison task per subject (PSIS, moment matching, exact refits) on the saved fits
-        tasks = [Job(f"subject {s}", compare_subject, (data.observations(s), split, folder),
-                      {"config": cfg, "refit": not args.no_refit}) for s in subjects if s not in failed]
-        out = run_jobs(tasks, ex, label="comparisons")
-    status = report_failures(out.failures, "ibo-compare") or status
-    rows = [r for r in out.results if r is not None]
-    if not rows:
+        res = task.compare_cohort(dataset, subjects, folder, executor=ex, log=log, **options, **fit_settings(args))
+    status = report_failures(res.failures, "ibo-compare")
+    if res.table is None:
         return status or 1
-    table = pd.concat(rows, ignore_index=True)
-    def fmt(v):
-        return f"{v:.2f}"
-
-    with pd.option_context("display.width", 140, "display.max_rows", 500):
-        print(table[list(COLUMNS)].to_string(index=False, float_format=fmt))
-        if len(subjects) > 1:
-            print("\ncohort totals (se of the summed elpd_loo; best_by_loo = subjects where the model ranks first)")
-            print(cohort_totals(table).to_string(float_format=fmt))
-    mm = table[table["n_moment_matched"] > 0]
-    if len(mm):
-        print(f"\nmoment matching brought Pareto k down in {int(mm['n_moment_matched'].sum())} (component, round) "
-              "estimates: " + ", ".join(f"subject {r.subject} {r.model} ({r.n_moment_matched})" for r in mm.itertuples()))
-    refit = table[table["n_refit"] > 0]
-    if len(refit):
-        print(f"\nrounds with Pareto k > 0.7 were refitted exactly ({int(refit['n_refit'].sum())} in all): "
-              + ", ".join(f"subject {r.subject} {r.model} ({r.n_refit})" for r in refit.itertuples()))
-    high = table[table["max_pareto_k"] > 0.7]
-    if len(high):  # only with --no-refit
-        print("\nPareto k > 0.7 (PSIS-LOO unreliable for some rounds; see arviz.loo): "
-              + ", ".join(f"subject {r.subject} {r.model} ({r.max_pareto_k:.2f})" for r in high.itertuples()))
+    print(res.report)
     if args.csv:
         from ibo_pymc.io import write_csv
 
-        write_csv(table[list(COLUMNS)], args.csv, float_format="%.6g")
+        write_csv(res.table[res.columns], args.csv, float_format="%.6g")
         print(f"wrote {args.csv}", file=sys.stderr)
     if args.plot:
         from ibo_pymc.io import save_figure
-        from ibo_pymc.tasks.hotspot.fit_plots import plot_loo
 
-        save_figure(plot_loo(table), args.plot)
+        save_figure(task.plot_comparison(res.table), args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)
     return status
 

@@ -6,26 +6,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import pandas as pd
-
 from ibo_pymc.cli._common import (
     ArgumentParser,
     add_data_option,
     add_execution_options,
     add_task_option,
     executor,
-    load_subjects,
     load_task_subjects,
     run,
     seed_int,
     subject_arg,
 )
 from ibo_pymc.errors import InputError
-from ibo_pymc.io import check_writable, write_csv
-from ibo_pymc.tasks.hotspot.data import load_split, paper_split, random_split
-from ibo_pymc.tasks.hotspot.data.splits import split_frame
-from ibo_pymc.tasks.hotspot.paper_grid.engine import PaperGridConfig
-from ibo_pymc.tasks.hotspot.paper_grid.reproduce import reproduce
+from ibo_pymc.io import atomic_path, check_writable
 
 
 def build_parser() -> ArgumentParser:
@@ -52,67 +45,27 @@ def build_parser() -> ArgumentParser:
     return p
 
 
-def _reproduce_task(args) -> int:
+def _main(argv: Sequence[str] | None) -> int:
     from contextlib import ExitStack
 
-    from ibo_pymc.io import atomic_path, check_writable
-
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise InputError("exists and is not a folder", path=out, field="--out")
-    task, table, subjects = load_task_subjects(args)
-    check_writable(out)  # the input is good: fail now, not after an 11-minute run
-    with executor(args) as ex:
-        fits, folds = task.reproduce(table, subjects=subjects, executor=ex)
-    with ExitStack() as stack:  # both files or neither
-        tmp = {n: stack.enter_context(atomic_path(out / n)) for n in ("folds.csv", "fits.csv")}
-        folds.to_csv(tmp["folds.csv"], index=False, float_format="%.10g")
-        fits.to_csv(tmp["fits.csv"], index=False, float_format="%.10g")
-    means = fits.groupby(["context", "model"])["R2"].mean().unstack()
-    with pd.option_context("display.width", 140):
-        print("mean R2 (leave-one-round-out) by context and model")
-        print(means.to_string(float_format=lambda v: f"{v:.4f}"))
-    print(f"\nwrote fits.csv, folds.csv to {out}", file=sys.stderr)
-    return 0
-
-
-def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    if args.task != "hotspot":
-        return _reproduce_task(args)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a folder", path=out, field="--out")
-    if args.seed is not None and args.split != "random":
+    if args.task == "hotspot" and args.seed is not None and args.split != "random":
         raise InputError("--seed seeds a random split; it applies to --split random only", field="--seed")
-    data, subjects = load_subjects(args)
-    if args.split == "paper":
-        split, which = paper_split(data), "the paper's 80/20 split"
-    elif args.split == "random":
-        seed = args.seed or 0
-        split, which = random_split(data, seed=seed), f"a random 80/20 split (seed {seed}; written to split.csv)"
-    else:
-        split, which = load_split(args.split, data), f"the split of {args.split}"
+    task, dataset, subjects = load_task_subjects(args)
+    options = {"split": args.split, "seed": args.seed} if args.task == "hotspot" else {}
     check_writable(out)  # the input is good: fail now, not after the fits
-    if not args.quiet:
-        print(f"train/test split: {which}", file=sys.stderr, flush=True)
+    log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     with executor(args) as ex:
-        res = reproduce(data, split, config=PaperGridConfig(), subjects=subjects, executor=ex)
-    out = Path(args.out)
-    write_csv(res.fits, out / "fits.csv", float_format="%.6g")
-    write_csv(res.table1, out / "table1.csv", float_format="%.2f")
-    write_csv(res.table2, out / "table2.csv", float_format="%.6g")
-    if args.split == "random":
-        write_csv(split_frame(split, data), out / "split.csv")
-    def fmt(v):
-        return f"{v:.2f}"
-
-    with pd.option_context("display.width", 140, "display.max_rows", 100):
-        print(f"Table 1: out-of-sample log-likelihood ({which})")
-        print(res.table1.to_string(index=False, float_format=fmt))
-        print("\nTable 2: MAP estimates of the ũ± model and task performance")
-        print(res.table2.to_string(index=False, float_format=fmt))
-    print(f"\nwrote fits.csv, table1.csv, table2.csv to {out}", file=sys.stderr)
+        res = task.reproduce(dataset, subjects=subjects, executor=ex, log=log, **options)
+    with ExitStack() as stack:  # every file or none
+        tmp = {n: stack.enter_context(atomic_path(out / f"{n}.csv")) for n in res.tables}
+        for name, table in res.tables.items():
+            table.to_csv(tmp[name], index=False, float_format=res.formats[name])
+    print(res.report)
+    print(f"\nwrote {', '.join(f'{n}.csv' for n in res.tables)} to {out}", file=sys.stderr)
     return 0
 
 

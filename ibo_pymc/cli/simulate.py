@@ -17,7 +17,6 @@ from ibo_pymc.cli._common import (
     add_task_option,
     check_suffix,
     executor,
-    plural,
     positive_int,
     run,
     seed_int,
@@ -111,33 +110,18 @@ def gamma_arg(text: str):
     return v
 
 
-def _gamma(args) -> float:
+def _gamma(args, task) -> float:
     """--gamma, or the protocol's default."""
-    from ibo_pymc.tasks.hotspot.simulate.coverage import protocol_gamma, study_gamma
-
-    if args.gamma is None:
-        return protocol_gamma(args.protocol)
-    if args.gamma != "study":
-        return float(args.gamma)
-    from ibo_pymc.tasks.hotspot.data import load_split, random_split
-    from ibo_pymc.tasks.hotspot.datasets import load_data
-
-    data = load_data(args.data)
-    split = load_split(args.split, data) if args.split else random_split(data, seed=0)
-    gamma = study_gamma([split.partition(data.observations(s))[0] for s in data.subjects])
-    if not args.quiet:
-        print(f"gamma = {gamma:.4f}: the gamma-grid node nearest the mean of the u fits' MAP gammas "
-              f"({plural(len(data.subjects), 'subject')}, training rounds)", file=sys.stderr)
-    return gamma
+    log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr))
+    return task.coverage_gamma(args.protocol, args.gamma, data=args.data, split=args.split, log=log)
 
 
 def _main(argv: Sequence[str] | None) -> int:
     from ibo_pymc.io import write_csv
+    from ibo_pymc.tasks import get_task
 
     args = build_parser().parse_args(argv)
     if args.command == "recovery":
-        from ibo_pymc.tasks import get_task
-
         check_suffix(args.csv, "--csv", (".csv",))
         with executor(args) as ex:
             table, report = get_task(args.task).recovery(args.data, args.n, args.seed, executor=ex, draws=args.draws,
@@ -147,32 +131,18 @@ def _main(argv: Sequence[str] | None) -> int:
             write_csv(table, args.csv, float_format="%.6g")
             print(f"wrote {args.csv}", file=sys.stderr)
         return 0
+    task = get_task(args.task)
     if args.command == "demo":
-        from ibo_pymc.tasks.hotspot.datasets import demo_dir
-        from ibo_pymc.tasks.hotspot.simulate.task import (
-            DEMO_ROUNDS,
-            DEMO_TRUTHS,
-            ensure_demo,
-            write_demo,
-        )
-
-        if args.out is None:
-            out = ensure_demo(demo_dir())
-        else:
-            write_demo(args.out)
-            out = args.out
-        print(f"{len(DEMO_TRUTHS)} simulated players, {DEMO_ROUNDS} rounds each, and truth.csv are in {out}")
+        print(task.demo(args.out))
         return 0
     if args.command == "coverage":
-        from ibo_pymc.tasks.hotspot.simulate.coverage import PROTOCOLS, coverage
-
         check_suffix(args.csv, "--csv", (".csv",))
-        gamma = _gamma(args)
+        gamma = _gamma(args, task)
         try:  # the one ValueError left after argparse: the parameter outside its family's range
             with executor(args) as ex:
-                cell = coverage(args.family, args.param, args.n_obs, args.reps, gamma=gamma, seed=args.seed,
-                                omit=args.omit, executor=ex, rule=args.rule or PROTOCOLS[args.protocol][2],
-                                region=args.region)
+                cell = task.coverage(args.family, args.param, args.n_obs, args.reps, gamma=gamma, seed=args.seed,
+                                     omit=args.omit, executor=ex, protocol=args.protocol, rule=args.rule,
+                                     region=args.region)
         except ValueError as exc:
             raise InputError(str(exc), field="--param") from None
         for k in cell.hits:
@@ -184,8 +154,6 @@ def _main(argv: Sequence[str] | None) -> int:
             write_csv(pd.DataFrame(cell.rows()), args.csv, float_format="%.6g")
         return 0
     if args.command in ("table3", "table4"):
-        from ibo_pymc.tasks.hotspot.simulate.coverage import paper_table
-
         omit = args.command == "table4"
         t0 = time.perf_counter()
 
@@ -195,10 +163,11 @@ def _main(argv: Sequence[str] | None) -> int:
                       + ", ".join(f"{k} {cell.rate(k):.3f}" for k in cell.hits) + f"  [{time.perf_counter() - t0:.0f} s]",
                       file=sys.stderr, flush=True)
 
-        gamma = _gamma(args)
+        gamma = _gamma(args, task)
         with executor(args) as ex:
-            table = paper_table(args.reps, gamma=gamma, protocol=args.protocol, omit=omit, seed=args.seed,
-                                executor=ex, rule=args.rule, region=args.region, on_cell=show, progress=lambda p: None)
+            table = task.coverage_table(args.reps, gamma=gamma, protocol=args.protocol, omit=omit, seed=args.seed,
+                                        executor=ex, rule=args.rule, region=args.region, on_cell=show,
+                                        progress=lambda p: None)
         out = Path(args.out)
         write_csv(table, out / f"{args.command}.csv", float_format="%.6g")
         wide = table.pivot_table(index=["family", "param", "covered"], columns="n_obs", values="coverage", sort=False)
@@ -210,10 +179,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
     from ibo_pymc.engine.calibration import plot_ranks, uniformity
     from ibo_pymc.io import check_writable, save_figure
-    from ibo_pymc.tasks import get_task
 
     matplotlib.use("Agg")
-    task = get_task(args.task)
     options = {"model": args.model, "n_obs": args.n_obs} if args.task == "hotspot" else {"surrogate": args.surrogate}
     label = args.model if args.task == "hotspot" else f"{args.task}-{args.surrogate}"
     out = Path(args.out)

@@ -53,6 +53,8 @@ class IBOModelBase:
     task: ClassVar[str] = ""
     observed: ClassVar[str] = ""
     config_class: ClassVar[type] = EngineConfig
+    #: what the task's data calls one person (in messages)
+    unit_name: ClassVar[str] = "subject"
 
     def __new__(cls, observations=None, *args, hierarchical: bool = False, **settings):
         if hierarchical:  # several subjects with partial pooling: the engine's hierarchical model of this model
@@ -166,6 +168,32 @@ class IBOModelBase:
     def converged(self) -> bool:
         """Whether every component whose probability reaches ``relevance`` meets the convergence targets."""
         return bool(self.diagnostics()["converged"].all())
+
+    def failing(self) -> list[str]:
+        """The rows of :meth:`diagnostics` (components, or a task's quantities) that miss the convergence
+        targets although their convergence is required."""
+        diag = self.diagnostics()
+        return [str(q) for q in diag.index[~diag["converged"]]]
+
+    def report(self, elapsed: float | None = None) -> str:
+        """The fit in words, as ``ibo-sample`` prints it: family probabilities, the summary of the families
+        whose probability reaches ``relevance``, and the convergence of the components that must converge."""
+        attrs = self.fit_attrs()
+        label = ", ".join(str(v) for k, v in attrs.items() if k not in ("subject", "model")) or attrs.get("model", "")
+        probs = self.family_probabilities()
+        summ = self.summary()
+        summ = summ[summ["probability"] >= self.config.relevance]
+        diag = self.diagnostics()
+        req = diag[diag["required"]]
+        with pd.option_context("display.width", 140):
+            table = summ.to_string(index=False, float_format=lambda v: f"{v:.3f}")
+        return "\n".join([
+            f"\n{self.unit_name} {attrs['subject']}, {label}" + (f": {elapsed:.1f} s" if elapsed is not None else ""),
+            "posterior family probabilities: " + ", ".join(f"{f} {p:.3f}" for f, p in probs.items()),
+            table,
+            f"R-hat max {req['r_hat'].max():.3f}, bulk ESS min {req['ess_bulk'].min():.0f}, tail ESS min "
+            f"{req['ess_tail'].min():.0f}, divergences {int(diag['divergences'].sum())} (families with probability "
+            f">= {self.config.relevance})"])
 
     def summary(self, hdi_prob: float = 0.95) -> pd.DataFrame:
         """Per family with its probability, each parameter's conditional posterior mean, sd and HDI; a last

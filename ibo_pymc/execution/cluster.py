@@ -80,6 +80,20 @@ class CompileCachePerWorker(_WorkerPlugin):
         os.environ["PYTENSOR_FLAGS"] = ",".join([*flags, f"compiledir={path}"])
 
 
+class NoNestedDask(_WorkerPlugin):
+    """Run whatever Dask graph a task computes inside its worker, synchronously: xarray's ``to_netcdf`` asks
+    Dask for a scheduler even for in-memory data, and in a worker Dask answers with a new client of the
+    cluster (a connection per worker, and at Ctrl-C each one printed a traceback as it was collected after
+    its event loop closed). Our tasks never submit work back to the cluster."""
+
+    name = "ibo-pymc-no-nested-dask"
+
+    def setup(self, worker):
+        import dask
+
+        dask.config.set(scheduler="synchronous")
+
+
 def scheduler_address(scheduler: str | None = None) -> str | None:
     """``scheduler``, else Dask's configured ``scheduler-address`` (``DASK_SCHEDULER_ADDRESS``), else None."""
     if scheduler:
@@ -128,13 +142,14 @@ class LazyCluster:
         else:
             import dask
 
-            with dask.config.set(LOCAL_WORKER_CONFIG):
+            with dask.config.set(LOCAL_WORKER_CONFIG), _sigint_ignored():
                 # the scheduler's HTTP server on a free port: a second run beside a first one (port 8787
                 # taken) would otherwise print distributed's "Port 8787 is already in use" warning
                 self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
                                              dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = Client(self._cluster)
         self.client.register_plugin(CompileCachePerWorker())
+        self.client.register_plugin(NoNestedDask())
         return self.client
 
     def close(self):
@@ -143,6 +158,25 @@ class LazyCluster:
         if self._cluster is not None:
             self._cluster.close()
         self.client = self._cluster = None
+
+
+@contextmanager
+def _sigint_ignored():
+    """SIGINT ignored while the local cluster's worker processes start, so that they inherit the ignoring (a
+    Python started with SIGINT ignored installs no KeyboardInterrupt handler): Ctrl-C at a terminal signals the
+    whole process group, and only this process, which shuts the cluster down, should react, not every worker
+    with a traceback of its own."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextmanager

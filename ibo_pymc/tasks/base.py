@@ -49,3 +49,31 @@ class Task(Protocol):
 
     def reproduce(self, dataset: Any, **options) -> Any:
         """The published analysis of the study the task comes from."""
+
+
+class Reproduction:
+    """What a task's ``reproduce`` returns: the published analysis as named tables (each written as
+    ``NAME.csv`` with its number format), and a report of them in words. A table is also an attribute
+    (``res.table1``)."""
+
+    def __init__(self, tables: dict, report: str, formats: dict | None = None):
+        self.tables = dict(tables)
+        self.report = report
+        self.formats = {name: "%.6g" for name in self.tables} | dict(formats or {})
+
+    def __getattr__(self, name: str):
+        tables = self.__dict__.get("tables", {})
+        if name in tables:
+            return tables[name]
+        raise AttributeError(f"no table {name!r}; the tables are {', '.join(tables)}")
+
+
+class Comparison:
+    """What a task's ``compare_cohort`` returns: the comparison table (one row per subject and model), the
+    execution layer's failures, and a report of the table in words."""
+
+    def __init__(self, table, report: str, failures=(), columns=None):
+        self.table = table
+        self.report = report
+        self.failures = list(failures)
+        self.columns = list(columns) if columns is not None else (list(table.columns) if table is not None else [])

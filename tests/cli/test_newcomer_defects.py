@@ -63,7 +63,7 @@ def test_messages_show_plain_values(tmp_path, capsys):
 def test_the_summary_says_when_pi_and_ucb_are_one_curve():
     """3.8: subject 28's summary printed "PI 0.455, EI 0.000, UCB 0.545" with no hint that PI with xi near 0
     and UCB with p near 0.5 are the same curve; the summary now says so when it happens, and only then."""
-    from ibo_pymc.cli.sample import same_curve_note
+    from ibo_pymc.tasks.hotspot.model.report import same_curve_note
 
     def table(xi, p):
         return pd.DataFrame({"family": ["PI", "UCB"], "parameter": ["xi_pi", "p_ucb"], "mean": [xi, p]})

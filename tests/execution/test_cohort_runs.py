@@ -191,3 +191,37 @@ def test_ctrl_c_during_a_cluster_run_keeps_finished_fits_and_no_partial_file(two
     assert all(n.startswith("subject-") and n.endswith(".nc") for n in left), left
     for n in left:
         assert IBOModel.load(out / n).idata is not None  # complete, readable fits only
+
+
+@pytest.mark.slow
+def test_ctrl_c_at_a_terminal_prints_one_line_not_the_workers_tracebacks(raw_folder, tmp_path):
+    """Issue 31, 3.2: Ctrl-C at a terminal signals the whole process group, the local cluster's worker processes
+    too; they printed Dask's tracebacks (CancelledError ... KeyboardInterrupt) before the command's own line. The
+    workers start with SIGINT ignored: the command alone reacts, with one line and exit 130."""
+    import os
+    import signal
+    import threading
+
+    cmd = [sys.executable, "-m", "ibo_pymc.cli.sample", "--subject", "all", "--model", "u", "--data", str(raw_folder),
+           "--out", str(tmp_path / "fits"), "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            start_new_session=True)  # its own process group, as a terminal's foreground job
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
+    reader.start()
+    deadline = time.time() + 120
+    while time.time() < deadline and not any("fits: 0/" in ln for ln in lines) and proc.poll() is None:
+        time.sleep(0.2)
+    time.sleep(6)  # into sampling
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    reader.join(timeout=10)
+    err = "".join(lines)
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err and len(lines) <= 3, err[-2000:]
+    assert lines[-1].startswith("ibo-sample: interrupted")

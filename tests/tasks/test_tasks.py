@@ -41,7 +41,7 @@ def test_hotspot_task_is_the_hotspot_modules(raw_folder, paper_split):
     import pandas as pd
 
 
-    res = task.reproduce(data, split=paper_split)
+    res = task.reproduce(data)  # the paper's split by default
     committed = pd.read_csv(Path(__file__).resolve().parents[2] / "models" / "reproduction" / "table1.csv")
     assert res.table1.shape == committed.shape
     assert np.allclose(res.table1.select_dtypes("number").to_numpy(), committed.select_dtypes("number").to_numpy(),

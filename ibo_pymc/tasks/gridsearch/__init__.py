@@ -56,6 +56,18 @@ class GridSearchTask:
 
         return summary(dataset)
 
+    def observations_table(self, dataset) -> tuple:
+        """The tidy table of choices and what it holds, in words."""
+        return dataset, f"{len(dataset)} choices of {dataset['subject'].nunique()} participants"
+
+    def summary_report(self, dataset) -> tuple:
+        """One row per participant and context (:meth:`summary`), and that table as text."""
+        import pandas as pd
+
+        table = self.summary(dataset)
+        with pd.option_context("display.width", 120, "display.max_rows", 500):
+            return table, table.to_string(index=False, float_format=lambda v: f"{v:.2f}")
+
     def subjects(self, dataset) -> list[int]:
         from ibo_pymc.tasks.gridsearch.data import subjects
 
@@ -77,33 +89,29 @@ class GridSearchTask:
 
         return GridSearchModel(observations, GridSearchConfig(**config))
 
-    def fit_job(self, observations, path: str, **config) -> dict:
-        """One execution-layer job: the fit saved at ``path`` (reused when current), and its row of the summary
-        table (:func:`.fits_table.fit_and_summarise`)."""
-        from ibo_pymc.tasks.gridsearch.fits_table import fit_and_summarise
-        from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
+    def fits_table(self, paths, *, executor=None):
+        """The summary table of saved fits: posterior intervals, family probabilities, reliable LOO and
+        convergence, one job per fit (:func:`.fits_table.summary_of`)."""
+        from ibo_pymc.execution import Job, run_jobs
+        from ibo_pymc.tasks.gridsearch.fits_table import summarise_fits, summary_of
 
-        return fit_and_summarise(observations, GridSearchConfig(**config), path)
+        jobs = [Job(f"summary of {p}", summary_of, (str(p),)) for p in paths]
+        return summarise_fits(run_jobs(jobs, executor, label="summaries").raise_failures().results)
 
-    def fits_table(self, rows):
-        """The summary table of the fit jobs' rows, or of saved fits (:func:`.fits_table.summarise_fits`)."""
-        from ibo_pymc.tasks.gridsearch.fits_table import summarise_fits
+    def fits_table_name(self, *, surrogate: str, context: str) -> str:
+        """The file name of :meth:`fits_table` beside the fits of one surrogate in one context."""
+        return f"summary-gridsearch-{context}-{surrogate}.csv"
 
-        return summarise_fits(rows)
+    #: how :meth:`fits_table`'s numbers are written
+    fits_table_float_format = "%.6g"
 
-    def compare(self, observations, folder, **config):
-        """The GP against the mean tracker by reliable LOO (:func:`.compare.compare_surrogates`)."""
-        from ibo_pymc.tasks.gridsearch.compare import compare_surrogates
-        from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
+    def compare_cohort(self, dataset, subjects, folder, *, context: str = "spatial", executor=None, log=None,
+                       **settings):
+        """The GP against the mean tracker for every participant in one context by reliable LOO
+        (:func:`.compare.compare_cohort`): a :class:`~ibo_pymc.tasks.base.Comparison`."""
+        from ibo_pymc.tasks.gridsearch.compare import compare_cohort
 
-        return compare_surrogates(observations, GridSearchConfig(**config), folder)
-
-    #: the columns :meth:`compare` returns
-    @property
-    def compare_columns(self):
-        from ibo_pymc.tasks.gridsearch.compare import COMPARE_COLUMNS
-
-        return COMPARE_COLUMNS
+        return compare_cohort(dataset, subjects, folder, context=context, executor=executor, log=log, **settings)
 
     #: display names of the models (surrogates) and of parameters in figures
     model_labels = {"GP": "GP", "BMT": "mean tracker"}
@@ -161,7 +169,18 @@ class GridSearchTask:
 
         return GridSearchModel.load(path)
 
-    def reproduce(self, dataset, *, subjects=None, executor=None):
+    def reproduce(self, dataset, *, subjects=None, executor=None, log=None):
+        """The published maximum-likelihood leave-one-round-out fits of GP-UCB and BMT-UCB per participant and
+        context (:func:`.mle.reproduce`) as a :class:`~ibo_pymc.tasks.base.Reproduction`: ``fits``
+        (participant,context,model,nLL,R2,lambda,beta,tau,error_variance) and ``folds``."""
+        import pandas as pd
+
+        from ibo_pymc.tasks.base import Reproduction
         from ibo_pymc.tasks.gridsearch.mle import reproduce
 
-        return reproduce(dataset, subjects, executor=executor)
+        fits, folds = reproduce(dataset, subjects, executor=executor)
+        means = fits.groupby(["context", "model"])["R2"].mean().unstack()
+        with pd.option_context("display.width", 140):
+            report = ("mean R2 (leave-one-round-out) by context and model\n"
+                      + means.to_string(float_format=lambda v: f"{v:.4f}"))
+        return Reproduction({"folds": folds, "fits": fits}, report, {"folds": "%.10g", "fits": "%.10g"})

@@ -155,3 +155,31 @@ def compare_surrogates(gr: GridRounds, config=None, folder=None, surrogates=("GP
                      "max_pareto_k": float(np.max(loos[s].pareto_k.values)), "n_refit": int(loos[s]["n_refit"]),
                      **{f"p_{f}": float(probs.get(f, np.nan)) for f in ("UCB", "EI", "PI", "mean", "variance")}})
     return pd.DataFrame(rows, columns=list(COMPARE_COLUMNS))
+
+
+def compare_cohort(table, subjects, folder, *, context: str = "spatial", executor=None, log=None, **settings):
+    """The GP against the mean tracker for every participant in one context (:func:`compare_surrogates`, one
+    job per participant on ``executor``; saved fits in ``folder`` reused): a
+    :class:`~ibo_pymc.tasks.base.Comparison` whose report says how often each surrogate ranks first and the
+    summed elpd_loo."""
+    from ibo_pymc.execution import Job, run_jobs
+    from ibo_pymc.tasks.base import Comparison
+    from ibo_pymc.tasks.gridsearch.data import grid_rounds
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
+
+    config = GridSearchConfig(**settings)
+    jobs = [Job(f"participant {s}, {context}", compare_surrogates, (grid_rounds(table, s, context), config,
+                                                                     str(folder))) for s in subjects]
+    out = run_jobs(jobs, executor, label="comparisons")
+    rows = [r for r in out.results if r is not None]
+    if not rows:
+        return Comparison(None, "", out.failures, COMPARE_COLUMNS)
+    res = pd.concat(rows, ignore_index=True)
+    with pd.option_context("display.width", 160, "display.max_rows", 500):
+        lines = [res[list(COMPARE_COLUMNS)].to_string(index=False, float_format=lambda v: f"{v:.2f}")]
+    if len(subjects) > 1:
+        best = res[res["rank"] == 0]["surrogate"].value_counts()
+        lines.append("\nbest by reliable LOO: " + ", ".join(f"{s} for {n}" for s, n in best.items())
+                     + f" of {len(subjects)} participants ({context}); summed elpd_loo: "
+                     + ", ".join(f"{s} {v:.1f}" for s, v in res.groupby("surrogate")["elpd_loo"].sum().items()))
+    return Comparison(res, "\n".join(lines), out.failures, COMPARE_COLUMNS)

@@ -3,7 +3,7 @@
 :func:`summary_row` reads one fitted model (:class:`~.model.GridSearchModel`), with the engine's reliable LOO
 over rounds (per-family PSIS, moment matching, exact refits of the rounds still at Pareto k > 0.7:
 ``max_pareto_k`` is the largest k left, ``n_refit`` the rounds refitted); :func:`summarise_fits` reads a list of
-saved fits. ``ibo-sample --task gridsearch --subject all`` computes each row in the fit's own job and writes
+saved fits. ``ibo-sample --task gridsearch --subject all`` computes each row in a job of its own and writes
 the table beside the fits; notebook 07 compares the contexts with it.
 """
 
@@ -47,12 +47,11 @@ def summary_row(model, hdi_prob: float = HDI_PROB) -> dict:
     return row
 
 
-def fit_and_summarise(gr, config, path: str) -> dict:
-    """One execution-layer job: fit (or reuse the fit saved at ``path``:
-    :meth:`~.model.GridSearchModel.fit_or_load`), return its :func:`summary_row` and its path."""
+def summary_of(path) -> dict:
+    """One execution-layer job: the :func:`summary_row` of the fit saved at ``path``."""
     from ibo_pymc.tasks.gridsearch.model import GridSearchModel
 
-    return {**summary_row(GridSearchModel.fit_or_load(gr, config, path)), "path": str(path)}
+    return summary_row(GridSearchModel.load(path))
 
 
 def summarise_fits(rows) -> pd.DataFrame:

@@ -118,6 +118,7 @@ class GridSearchModel(IBOModelBase):
     priors, likelihood kernel and data."""
 
     task = "gridsearch"
+    unit_name = "participant"
     observed = "choices"
     config_class = GridSearchConfig
 

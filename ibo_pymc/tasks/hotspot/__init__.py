@@ -51,6 +51,101 @@ class HotspotTask:
         done = fit_cohort(jobs, folder, executor=executor, log=log)
         return Outcome(list(done.paths), list(done.failures))
 
+    def model(self, observations, *, model: str = "tau_pm", **settings):
+        """One subject's model (:class:`~ibo_pymc.tasks.hotspot.model.fit.IBOModel`), not yet fitted."""
+        from ibo_pymc.tasks.hotspot.model.fit import FitConfig, IBOModel
+
+        return IBOModel(observations, config=FitConfig(model=model, **settings))
+
+    def fits_table(self, paths, *, executor=None):
+        """The convergence table of saved fits: per fit, worst R-hat, smallest ESS, divergences, thinning,
+        family probabilities, and the quantities that miss the targets
+        (:func:`~ibo_pymc.tasks.hotspot.model.report.convergence_row`)."""
+        import pandas as pd
+
+        from ibo_pymc.tasks.hotspot.model.fit import IBOModel
+        from ibo_pymc.tasks.hotspot.model.report import convergence_row
+
+        return pd.DataFrame([convergence_row(IBOModel.load(p)) for p in paths])
+
+    def fits_table_name(self, *, model: str) -> str:
+        """The file name of :meth:`fits_table` beside the fits of one model."""
+        return f"convergence-{model}.csv"
+
+    #: how :meth:`fits_table`'s numbers are written
+    fits_table_float_format = "%.4g"
+
+    def compare_cohort(self, dataset, subjects, folder, *, split=None, seed: int = 0, holdout: bool = True,
+                       refit: bool = True, executor=None, log=None, **settings):
+        """u, ũ and ũ± compared for every subject by reliable LOO and, with ``holdout``, by the held-out lppd of
+        the test rounds of ``split`` (a split file; default a random 80/20 split seeded by ``seed``, which also
+        seeds new fits)
+        (:func:`~ibo_pymc.tasks.hotspot.compare.compare_cohort`): a :class:`~ibo_pymc.tasks.base.Comparison`."""
+        from ibo_pymc.tasks.hotspot.compare import compare_cohort
+        from ibo_pymc.tasks.hotspot.data import load_split, random_split
+        from ibo_pymc.tasks.hotspot.model.config import FitConfig
+
+        if holdout:
+            split = load_split(split, dataset) if split else random_split(dataset, seed=seed)
+        else:
+            split = None
+        return compare_cohort(dataset, subjects, folder, config=FitConfig(seed=seed, **settings), split=split, refit=refit,
+                              executor=executor, log=log)
+
+    def plot_comparison(self, table):
+        """The comparison's LOO differences (:func:`~ibo_pymc.tasks.hotspot.fit_plots.plot_loo`)."""
+        from ibo_pymc.tasks.hotspot.fit_plots import plot_loo
+
+        return plot_loo(table)
+
+    # --- the paper's simulation studies (appendix C): ibo-simulate coverage, table3, table4, demo -----------
+    def demo(self, out=None) -> str:
+        """Write the simulated demo cohort (logs in the study's format and ``truth.csv``) into ``out`` (default:
+        the per-user cache folder that ``--data demo`` reads); returns what was written, in words."""
+        from ibo_pymc.tasks.hotspot.datasets import demo_dir
+        from ibo_pymc.tasks.hotspot.simulate.task import DEMO_ROUNDS, DEMO_TRUTHS, ensure_demo, write_demo
+
+        if out is None:
+            out = ensure_demo(demo_dir())
+        else:
+            write_demo(out)
+        return f"{len(DEMO_TRUTHS)} simulated players, {DEMO_ROUNDS} rounds each, and truth.csv are in {out}"
+
+    def coverage_gamma(self, protocol: str, gamma=None, *, data=None, split=None, log=None) -> float:
+        """The generating scale of the coverage study: ``gamma`` (a number), the ``protocol``'s (None), or
+        ``"study"``: the reference scripts' formula on the u fits of the training rounds of ``split`` (a split
+        file; default a random 80/20 split, seed 0) of ``data``
+        (:func:`~ibo_pymc.tasks.hotspot.simulate.coverage.study_gamma`); ``log`` receives how it was found."""
+        from ibo_pymc.tasks.hotspot.data import load_split, random_split
+        from ibo_pymc.tasks.hotspot.simulate.coverage import protocol_gamma, study_gamma
+
+        if gamma is None:
+            return protocol_gamma(protocol)
+        if gamma != "study":
+            return float(gamma)
+        dataset = self.load(data)
+        split = load_split(split, dataset) if split else random_split(dataset, seed=0)
+        value = study_gamma([split.partition(dataset.observations(s))[0] for s in dataset.subjects])
+        if log:
+            n = len(dataset.subjects)
+            log(f"gamma = {value:.4f}: the gamma-grid node nearest the mean of the u fits' MAP gammas "
+                f"({n} subject{'s' if n != 1 else ''}, training rounds)")
+        return value
+
+    def coverage(self, family: str, param: float, n_obs: int, reps: int, *, protocol: str = "reference",
+                 rule: str | None = None, **options):
+        """Coverage of one cell of the paper's Table 3 (or 4 with ``omit``) over ``reps`` replicates
+        (:func:`~ibo_pymc.tasks.hotspot.simulate.coverage.coverage`; ``rule`` default: the ``protocol``'s)."""
+        from ibo_pymc.tasks.hotspot.simulate.coverage import PROTOCOLS, coverage
+
+        return coverage(family, param, n_obs, reps, rule=rule or PROTOCOLS[protocol][2], **options)
+
+    def coverage_table(self, reps: int, **options):
+        """All 27 cells of Table 3 (or 4 with ``omit``) (:func:`~ibo_pymc.tasks.hotspot.simulate.coverage.paper_table`)."""
+        from ibo_pymc.tasks.hotspot.simulate.coverage import paper_table
+
+        return paper_table(reps, **options)
+
     def load_split(self, path, dataset):
         """A train/test split of the rounds (``subject,session_id,set``; :func:`~ibo_pymc.tasks.hotspot.data.load_split`)."""
         from ibo_pymc.tasks.hotspot.data import load_split
@@ -89,6 +184,46 @@ class HotspotTask:
 
         return load_data(data, progress=progress)
 
+    def fetch(self, dest=None, *, progress: bool = True):
+        """Download the 56 pinned raw-log files into ``dest`` (default: the per-user cache), hash-checked."""
+        from ibo_pymc.tasks.hotspot.data import fetch
+
+        return fetch(dest, progress=progress)
+
+    def verify(self, data=None) -> tuple:
+        """``(folder, {file: what is wrong})`` for the pinned raw logs in the folder ``data`` names."""
+        from ibo_pymc.errors import InputError
+        from ibo_pymc.tasks.hotspot.data.fetch import check
+        from ibo_pymc.tasks.hotspot.datasets import resolve_data_dir
+
+        folder = resolve_data_dir(data)
+        if not folder.is_dir():
+            raise InputError("not a folder", path=folder)
+        return folder, check(folder)
+
+    def observations_table(self, dataset) -> tuple:
+        """The eligible rounds as one table (``subject,user_id,session_id,round_index,delta_r1,theta2``) and
+        what it holds, in words."""
+        table = dataset.observations_frame()
+        return table, f"{len(table)} rounds of {table['subject'].nunique()} subjects"
+
+    def summary_report(self, dataset) -> tuple:
+        """Per subject: eligible rounds and task performance (paper Table 2, columns 6-8), and that table beside
+        the rounds removed (burn-in, reachable hotspot) as text."""
+        import pandas as pd
+
+        table = dataset.summary()
+        excl = dataset.exclusion_counts()
+        shown = table.merge(excl[["subject", "logged", "burn_in", "reachable"]], on="subject")
+        shown = shown[["subject", "user_id", "logged", "burn_in", "reachable", "n_rounds", "mean_dr2", "mean_dr3",
+                       "mean_total"]]
+        with pd.option_context("display.width", 120, "display.max_rows", 500):
+            text = shown.to_string(index=False, float_format=lambda v: f"{v:.2f}")
+        text += (f"\n{len(table)} subjects, {int(excl['logged'].sum())} rounds logged; removed "
+                 f"{int(excl['burn_in'].sum())} burn-in and {int(excl['reachable'].sum())} reachable-hotspot rounds; "
+                 f"{int(table['n_rounds'].sum())} eligible")
+        return table, text
+
     def subjects(self, dataset) -> list[int]:
         return list(dataset.subjects)
 
@@ -113,11 +248,40 @@ class HotspotTask:
 
         return run_sbc(model, reps, seed=seed, executor=executor, n_obs=n_obs, **settings)
 
-    def reproduce(self, dataset, *, split=None, seed: int = 0, executor=None):
-        """Tables 1 and 2 of the paper with its grid method (:func:`ibo_pymc.tasks.hotspot.paper_grid.reproduce.reproduce`)."""
-        from ibo_pymc.tasks.hotspot.data import random_split
+    def reproduce(self, dataset, *, split="paper", seed: int | None = None, subjects=None, executor=None, log=None):
+        """Tables 1 and 2 of the paper with its grid method
+        (:func:`ibo_pymc.tasks.hotspot.paper_grid.reproduce.reproduce`) as a
+        :class:`~ibo_pymc.tasks.base.Reproduction`: ``fits``, ``table1``, ``table2`` (and ``split`` for a random
+        split). ``split``: ``"paper"`` (the paper's 80/20 split, shipped with the package), ``"random"`` (seeded
+        by ``seed``, default 0), a split file, or a :class:`~ibo_pymc.tasks.hotspot.data.splits.Split`; ``log``
+        receives the line that says which."""
+        import pandas as pd
+
+        from ibo_pymc.tasks.base import Reproduction
+        from ibo_pymc.tasks.hotspot.data import load_split, paper_split, random_split
+        from ibo_pymc.tasks.hotspot.data.splits import Split, split_frame
         from ibo_pymc.tasks.hotspot.paper_grid.engine import PaperGridConfig
         from ibo_pymc.tasks.hotspot.paper_grid.reproduce import reproduce
 
-        split = split or random_split(dataset, seed=seed)
-        return reproduce(dataset, split, config=PaperGridConfig(), executor=executor)
+        if isinstance(split, Split):
+            which = "the split given"
+        elif split == "paper":
+            split, which = paper_split(dataset), "the paper's 80/20 split"
+        elif split == "random":
+            seed = seed or 0
+            split, which = random_split(dataset, seed=seed), f"a random 80/20 split (seed {seed}; written to split.csv)"
+        else:
+            which = f"the split of {split}"
+            split = load_split(split, dataset)
+        if log:
+            log(f"train/test split: {which}")
+        res = reproduce(dataset, split, config=PaperGridConfig(), subjects=subjects, executor=executor)
+        tables = {"fits": res.fits, "table1": res.table1, "table2": res.table2}
+        if which.startswith("a random"):
+            tables["split"] = split_frame(split, dataset)
+        with pd.option_context("display.width", 140, "display.max_rows", 100):
+            report = "\n".join([f"Table 1: out-of-sample log-likelihood ({which})",
+                                 res.table1.to_string(index=False, float_format=lambda v: f"{v:.2f}"),
+                                 "\nTable 2: MAP estimates of the ũ± model and task performance",
+                                 res.table2.to_string(index=False, float_format=lambda v: f"{v:.2f}")])
+        return Reproduction(tables, report, {"table1": "%.2f"})

@@ -178,3 +178,55 @@ def cohort_totals(rows: pd.DataFrame) -> pd.DataFrame:
         }
     )
     return out
+
+
+def compare_cohort(data, subjects, folder, *, config=None, split=None, refit: bool = True, executor=None,
+                   log=None):
+    """u, ũ and ũ± compared for every subject (:func:`compare_subject`, one job per subject on ``executor``,
+    after every fit, and with ``split`` every fit of the training rounds, is made or reused in ``folder``): a
+    :class:`~ibo_pymc.tasks.base.Comparison` whose report has the cohort's totals and the rounds whose LOO
+    needed moment matching or an exact refit."""
+    from ibo_pymc.execution import Job, run_jobs
+    from ibo_pymc.tasks.base import Comparison
+    from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
+
+    if log:
+        n = len(subjects)
+        log(f"fitting or loading u, ũ, ũ± for {n} subject{'s' if n != 1 else ''}"
+            + (" (all rounds and training rounds)" if split else ""))
+    fits = fit_cohort(cohort_jobs(data, subjects, MODELS, config, split=split), folder, executor=executor, log=log)
+    failed = {j.obs.subject for j, p in zip(fits.jobs, fits.paths) if p is None}
+    jobs = [Job(f"subject {s}", compare_subject, (data.observations(s), split, folder),
+                {"config": config, "refit": refit}) for s in subjects if s not in failed]
+    out = run_jobs(jobs, executor, label="comparisons")
+    failures = [*fits.failures, *out.failures]
+    rows = [r for r in out.results if r is not None]
+    if not rows:
+        return Comparison(None, "", failures, COLUMNS)
+    table = pd.concat(rows, ignore_index=True)
+    return Comparison(table, _report(table, len(subjects)), failures, COLUMNS)
+
+
+def _report(table: pd.DataFrame, n_subjects: int) -> str:
+    def fmt(v):
+        return f"{v:.2f}"
+
+    with pd.option_context("display.width", 140, "display.max_rows", 500):
+        lines = [table[list(COLUMNS)].to_string(index=False, float_format=fmt)]
+        if n_subjects > 1:
+            lines += ["\ncohort totals (se of the summed elpd_loo; best_by_loo = subjects where the model ranks first)",
+                      cohort_totals(table).to_string(float_format=fmt)]
+    mm = table[table["n_moment_matched"] > 0]
+    if len(mm):
+        lines.append(f"\nmoment matching brought Pareto k down in {int(mm['n_moment_matched'].sum())} (component, "
+                     "round) estimates: " + ", ".join(f"subject {r.subject} {r.model} ({r.n_moment_matched})"
+                                                      for r in mm.itertuples()))
+    refit = table[table["n_refit"] > 0]
+    if len(refit):
+        lines.append(f"\nrounds with Pareto k > 0.7 were refitted exactly ({int(refit['n_refit'].sum())} in all): "
+                     + ", ".join(f"subject {r.subject} {r.model} ({r.n_refit})" for r in refit.itertuples()))
+    high = table[table["max_pareto_k"] > 0.7]
+    if len(high):  # only without the refits
+        lines.append("\nPareto k > 0.7 (PSIS-LOO unreliable for some rounds; see arviz.loo): "
+                     + ", ".join(f"subject {r.subject} {r.model} ({r.max_pareto_k:.2f})" for r in high.itertuples()))
+    return "\n".join(lines)

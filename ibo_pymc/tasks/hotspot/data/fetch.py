@@ -86,10 +86,10 @@ def verify(folder: str | Path) -> list[str]:
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError("not a folder", path=folder)
-    return [f"{folder / name}: {what}" for name, what in _check(folder).items()]
+    return [f"{folder / name}: {what}" for name, what in check(folder).items()]
 
 
-def _check(folder: Path) -> dict[str, str]:
+def check(folder: Path) -> dict[str, str]:
     """File name -> what is wrong with it, for every registered file that is missing or damaged in ``folder``."""
     return check_pinned(folder, _pinned_files())
 
@@ -123,7 +123,7 @@ def cached_data_dir(*, progress: bool = True) -> Path:
     it is fetched again, and when that fails the error says how to repair the cache.
     """
     dest = cache_dir()
-    problems = _check(dest) if dest.is_dir() else {}
+    problems = check(dest) if dest.is_dir() else {}
     if dest.is_dir() and not problems:
         return dest
     damaged = [n for n, what in problems.items() if what != "missing"]

@@ -38,19 +38,13 @@ def conditional_diagnostics(parameters, comps, cond: dict) -> dict:
     return out
 
 
-def failing_quantities(diag: pd.DataFrame, config: FitConfig | None = None) -> list[str]:
-    """Checked quantities of :func:`diagnostics` that miss the config's R-hat and bulk/tail ESS targets."""
-    cfg = config or FitConfig()
-    d = diag[diag["checked"]]
-    bad = (d["r_hat"] > cfg.target_rhat) | (d["ess_bulk"] < cfg.min_ess) | (d["ess_tail"] < cfg.min_ess)
-    return list(d.index[bad])
-
-
 def diagnostics(idata) -> pd.DataFrame:
     """Convergence table of a fit: one row per posterior quantity and per family's conditional block.
 
-    Column ``checked`` is False for the conditional block of a family whose
-    posterior probability is below the fit's ``relevance`` threshold.
+    Column ``required`` is False for the conditional block of a family whose
+    posterior probability is below the fit's ``relevance`` threshold; ``converged``: not required, or within
+    the fit's R-hat and bulk/tail ESS targets (the columns of every task's
+    :meth:`~ibo_pymc.engine.model.IBOModelBase.diagnostics`).
     """
     import arviz as az
 
@@ -72,12 +66,15 @@ def diagnostics(idata) -> pd.DataFrame:
     const = [q for q in df.index if np.isnan(df.loc[q, "r_hat"])]
     for q in const:
         df.loc[q, ["r_hat"]] = 1.0
-    df["checked"] = True
-    relevance = FitConfig.from_dict(json.loads(post.attrs["config"])).relevance if "config" in post.attrs else 1e-3
+    df["required"] = True
+    cfg = FitConfig.from_dict(json.loads(post.attrs["config"])) if "config" in post.attrs else FitConfig()
     for label, d in component_table(idata).iterrows():
         # a component with posterior probability below `relevance` contributes no draws: its
         # conditional chains are reported but not held to the convergence targets
-        df.loc[f"given {label}"] = [d["r_hat"], d["ess_bulk"], d["ess_tail"], d["probability"] >= relevance]
+        df.loc[f"given {label}"] = [d["r_hat"], d["ess_bulk"], d["ess_tail"], d["probability"] >= cfg.relevance]
+    df["required"] = df["required"].astype(bool)
+    ok = (df["r_hat"] <= cfg.target_rhat) & (df[["ess_bulk", "ess_tail"]].min(axis=1) >= cfg.min_ess)
+    df["converged"] = ~df["required"] | ok
     df.attrs["divergences"] = int(idata.sample_stats["diverging"].sum())
     df.attrs["draws"] = int(post.sizes["chain"] * post.sizes["draw"])
     return df

@@ -70,7 +70,6 @@ from ibo_pymc.tasks.hotspot.model.config import (
 )
 from ibo_pymc.tasks.hotspot.model.diagnostics import (
     diagnostics,
-    failing_quantities,
     summary,
 )
 from ibo_pymc.tasks.hotspot.model.parameters import ComponentParameters
@@ -200,6 +199,12 @@ class IBOModel(IBOModelBase):
         """Posterior summary of the continuous parameters given each family (conditional draws)."""
         return summary(self._need_fit(), hdi_prob=hdi_prob)
 
+    def report(self, elapsed: float | None = None) -> str:
+        """The fit in words, as ``ibo-sample`` prints it (:func:`ibo_pymc.tasks.hotspot.model.report.fit_report`)."""
+        from ibo_pymc.tasks.hotspot.model.report import fit_report
+
+        return fit_report(self, elapsed)
+
     # --- persistence -----------------------------------------------------------------------
     @property
     def table_format(self) -> int:
@@ -260,4 +265,4 @@ def _rebuild(obs, config, idata) -> IBOModel:
 
 
 __all__ = ["FORMAT", "SAMPLERS", "ConvergencePolicy", "FitConfig", "IBOModel", "ModelConfig", "SamplerConfig", "diagnostics",
-           "failing_quantities", "fit_file_name", "summary"]
+           "fit_file_name", "summary"]

@@ -318,7 +318,7 @@ def test_cli_sample_subject(raw_folder, tmp_path):
 @pytest.mark.parametrize(
     "args,needle",
     [
-        (["--subject", "29"], "--subject 29"),
+        (["--subject", "29"], "subject 29 is not in the data"),
         (["--subject", "0"], "subject"),
         (["--subject", "3", "--model", "v"], "--model"),
         (["--subject", "3", "--draws", "0"], "--draws"),
