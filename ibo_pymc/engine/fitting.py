@@ -6,7 +6,7 @@ posteriors, and sampling the mixture directly fails where families overlap
 (the same curve under two families joins their modes by ridges that chains
 cannot cross). Each conditional posterior is a small, unimodal-enough problem
 that NUTS handles well; its normalising constant ``p(y | k)`` (bridge
-sampling, :mod:`.bridge`) gives ``P(k | y)``; the assembly (:mod:`.assembly`)
+sampling, :mod:`ibo_pymc.engine.bridge`) gives ``P(k | y)``; the assembly (:mod:`ibo_pymc.engine.assembly`)
 draws the marginal posterior from the pieces.
 
 The loop (:func:`fit_components`, one for every task):

@@ -22,7 +22,7 @@ hook                          what it gives
 ``file_name()``               the default file name of the fit
 ============================  ==========================================================================
 
-The engine (:mod:`.fitting`, :mod:`.assembly`) does the rest, the same way for every task, and writes the
+The engine (:mod:`ibo_pymc.engine.fitting`, :mod:`ibo_pymc.engine.assembly`) does the rest, the same way for every task, and writes the
 fit schema (:mod:`.schema`). ``seed_entropy()`` may be overridden so that a cohort's subjects get
 independent streams from one seed.
 """

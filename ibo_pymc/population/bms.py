@@ -39,7 +39,7 @@ q(r):
 
 Families (Penny et al. 2010): the models are partitioned into families (e.g.
 "any UCB" vs "any PI"); the prior puts alpha0 = 1 on every family, spread
-evenly over its models (alpha0_k = 1 / |family of k|), the model-level
+evenly over its models (``alpha0_k = 1 / |family of k|``), the model-level
 iteration runs with that prior, and the family posterior is Dirichlet with
 alpha_f = sum of alpha_k over the family's models (the aggregation property
 of the Dirichlet). Its null hypothesis is "every family at frequency 1/F, the

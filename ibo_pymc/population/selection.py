@@ -1,6 +1,6 @@
 """Random-effects model selection of a cohort from its fits' evidences (any task): three comparisons, files, figure.
 
-:func:`cohort_bms` runs three comparisons on the long evidence table (:mod:`.evidence`):
+:func:`cohort_bms` runs three comparisons on the long evidence table (:mod:`ibo_pymc.population.evidence`):
 
 ``models``
     the task's models (the hotspot task's u, ũ, ũ±; the grid task's surrogates), each subject's evidence with

@@ -7,7 +7,7 @@ density is ``sum_r loglik_r(exp(x)) + sum_j log N(x_j; m_j, s_j)`` with its
 gradient in ``x``. It serves
 
 * :class:`GridLogLik`, the PyTensor Op of the PyMC model (per-round
-  log-likelihood with its analytic gradient; :mod:`.model` builds on it),
+  log-likelihood with its analytic gradient; :mod:`ibo_pymc.tasks.gridsearch.model` builds on it),
 * :func:`compile_nutpie`, nutpie's compiled model from a cached C callback (no
   per-process compilation: the callback is compiled once per machine) through the engine's adapter,
 * :func:`log_density`, the same density at many points (bridge sampling).

@@ -15,7 +15,7 @@ sampled by NUTS (nutpie on a cached C callback of the density, or ``pm.sample``)
 started at its mode; its evidence ``p(y | k)`` is bridge-sampled, giving
 ``P(k | y)``; the marginal draws take each draw's family in proportion.
 :class:`GridSearchModel` supplies what is particular to the task: the
-families, the log-normal priors, the fused likelihood kernel (:mod:`.density`)
+families, the log-normal priors, the fused likelihood kernel (:mod:`ibo_pymc.tasks.gridsearch.density`)
 and the data.
 
 Screening: every family's mode and Laplace evidence are computed first (a few
@@ -114,7 +114,7 @@ class GridSearchConfig(EngineConfig):
 
 
 class GridSearchModel(IBOModelBase):
-    """One participant in one context (:class:`~.data.GridRounds`): the engine's fit with this task's families,
+    """One participant in one context (:class:`~ibo_pymc.tasks.gridsearch.data.GridRounds`): the engine's fit with this task's families,
     priors, likelihood kernel and data."""
 
     task = "gridsearch"

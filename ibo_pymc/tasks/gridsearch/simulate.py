@@ -66,7 +66,7 @@ def simulate_participant(truth: GridTruth, environments: np.ndarray, rng: np.ran
 
 
 def to_table(rounds: list[GridRounds]) -> pd.DataFrame:
-    """Simulated participants as the tidy table of choices (:mod:`.data`)."""
+    """Simulated participants as the tidy table of choices (:mod:`ibo_pymc.tasks.gridsearch.data`)."""
     parts = []
     for gr in rounds:
         R, T = gr.choices.shape

@@ -1,4 +1,4 @@
-"""Model comparison of u, ũ and ũ± (SPEC section 8).
+"""Model comparison of u, ũ and ũ± (docs: explanation/loo).
 
 * :func:`loo_table` -- PSIS-LOO of each model's fit of one subject
   (:func:`arviz.loo` on the ``log_likelihood`` group) and :func:`arviz.compare`

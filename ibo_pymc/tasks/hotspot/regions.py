@@ -1,4 +1,4 @@
-"""Credible and prediction regions of a fit (SPEC section 8).
+"""Credible and prediction regions of a fit (docs: explanation/loo).
 
 * :func:`circular_hdi` -- the highest-density region of circular draws as a
   list of arcs. ArviZ 0.23 ignores ``circular=True`` when ``multimodal=True``
@@ -197,7 +197,7 @@ class Regions:
 
 
 def regions(idata, delta_r1=None, *, prob: float = 0.95, n_draws: int = 1000, seed: int = 0, tables=None) -> Regions:
-    """The credible region of theta*(delta_r1) and the prediction region of theta2 (SPEC section 8)."""
+    """The credible region of theta*(delta_r1) and the prediction region of theta2 (docs: explanation/loo)."""
     import arviz as az
 
     d = np.linspace(-34, 34, 69) if delta_r1 is None else np.asarray(delta_r1, float)

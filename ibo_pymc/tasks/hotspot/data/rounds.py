@@ -1,4 +1,4 @@
-"""From raw logs to rounds, moves and per-subject observations (SPEC section 2).
+"""From raw logs to rounds, moves and per-subject observations (docs: how-to/own-data).
 
 * coordinates relative to the task centre (540, 540); moves re-indexed so the
   start of a round is move 0;

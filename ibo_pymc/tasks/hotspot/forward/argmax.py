@@ -1,4 +1,4 @@
-"""Argmax curves and their lookup tables (SPEC sections 4 and 6).
+"""Argmax curves and their lookup tables (docs: explanation/paper-grid).
 
 The acquisition curve of a function u is ``theta*(delta_r1)``, the angle on
 [0, pi] that maximises u on the click-region boundary (the problem is symmetric

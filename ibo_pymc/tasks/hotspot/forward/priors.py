@@ -1,4 +1,4 @@
-"""The hotspot model's priors (SPEC section 7): every parameter has a uniform prior.
+"""The hotspot model's priors (docs: explanation/model): every parameter has a uniform prior.
 
 A :class:`~ibo_pymc.engine.priors.UniformPrior` knows its interval, draws from itself, gives its
 log-density, declares itself as a PyMC variable, and holds the logit map to the
@@ -14,7 +14,7 @@ import numpy as np
 
 from ibo_pymc.engine.priors import UniformPrior, log_density_unconstrained
 
-#: priors of the parameters every family shares (SPEC section 7)
+#: priors of the parameters every family shares (docs: explanation/model)
 PRIORS = {
     "gamma": UniformPrior(0.01, float(np.pi / 4)),
     "w": UniformPrior(0.0, 1.0),

@@ -1,4 +1,4 @@
-"""The player's surrogate after move 1: a Bayesian linear model in closed form (SPEC section 3).
+"""The player's surrogate after move 1: a Bayesian linear model in closed form (docs: explanation/paper-grid).
 
 Each round is rotated so that move 1 lies at ``(click_radius, 0)`` and scores
 are taken relative to the start. The belief is ``f(m) = m' beta + eps`` with

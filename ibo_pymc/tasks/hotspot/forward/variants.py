@@ -1,14 +1,14 @@
 """The model variants u, ũ and ũ± and the priors of the shared parameters: one definition for every layer.
 
-A variant says how the acquisition function is augmented (SPEC section 4):
+A variant says how the acquisition function is augmented (docs: explanation/paper-grid):
 
-========  =====  =====================  ===========================================
-name      label  free tau parameters    tau of a round with delta_r1 < 0 / >= 0
-========  =====  =====================  ===========================================
-``u``     u      none                   0 / 0
-``tau``   ũ      ``tau``                tau / tau
-``tau_pm`` ũ±    ``tau_neg, tau_pos``   tau^- / tau^+
-========  =====  =====================  ===========================================
+==========  =====  =====================  ===========================================
+name        label  free tau parameters    tau of a round with delta_r1 < 0 / >= 0
+==========  =====  =====================  ===========================================
+``u``       u      none                   0 / 0
+``tau``     ũ      ``tau``                tau / tau
+``tau_pm``  ũ±     ``tau_neg, tau_pos``   tau^- / tau^+
+==========  =====  =====================  ===========================================
 
 The grid engine, the PyMC builders, the fit, comparison, regions and the
 simulators all read :func:`get_variant` instead of comparing model names.

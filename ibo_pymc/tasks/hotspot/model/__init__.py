@@ -1,4 +1,4 @@
-"""The sampled PyMC model (SPEC section 7).
+"""The sampled PyMC model (docs: explanation/model).
 
 * :mod:`~ibo_pymc.tasks.hotspot.model.lookup` -- the differentiable argmax lookup
 * :mod:`~ibo_pymc.tasks.hotspot.model.likelihood` -- the wrapped-Cauchy mixture as ``pm.CustomDist`` (density: :mod:`ibo_pymc.tasks.hotspot.kernel`)

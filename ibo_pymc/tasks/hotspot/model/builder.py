@@ -1,4 +1,4 @@
-"""Build the PyMC model of one subject (SPEC section 7).
+"""Build the PyMC model of one subject (docs: explanation/model).
 
 Two layouts share every piece (priors, lookup, likelihood):
 
@@ -22,7 +22,7 @@ Two layouts share every piece (priors, lookup, likelihood):
     families' marginal likelihoods into the marginalised posterior. This is the
     layout that converges (see :mod:`ibo_pymc.tasks.hotspot.model.fit`).
 
-Priors (SPEC section 7): xi_PI, xi_EI ~ U(0, 30); p_UCB ~ U(0.5, 0.99);
+Priors (docs: explanation/model): xi_PI, xi_EI ~ U(0, 30); p_UCB ~ U(0.5, 0.99);
 tau, tau^-, tau^+ ~ U(0, pi/2); gamma ~ U(0.01, pi/4); w ~ U(0, 1). The
 shape-parameter bounds come from the family registry and equal the table grids.
 

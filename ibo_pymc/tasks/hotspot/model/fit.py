@@ -8,7 +8,7 @@ posterior has ridges joining separate families' modes and chains settle in
 different families. The marginalised posterior is, however, a mixture of the
 three family-conditional posteriors,
 
-    p(params | y) = sum_k P(k | y) p(params_k | y, k) prior(params_-k),
+    ``p(params | y) = sum_k P(k | y) p(params_k | y, k) prior(params_-k)``,
 
 and each conditional posterior is a small (3-5 parameter) problem that NUTS
 handles well. So the fit is the engine's loop

@@ -1,10 +1,10 @@
-"""The generative PyMC model of one subject (SPEC section 7).
+"""The generative PyMC model of one subject (docs: explanation/model).
 
 ::
 
     family            ~ Categorical(1/F, ..., 1/F)          over the families (PI, EI, UCB)
     xi_pi, xi_ei, ... ~ Uniform(family's bounds)            one shape parameter per family
-    gamma, w, tau...  ~ Uniform(SPEC section 7)
+    gamma, w, tau...  ~ Uniform (docs: explanation/model)
     theta*_i          = lookup(family, its parameter, tau_i; delta_r1_i)
     theta2_i          ~ w WC(theta*_i, gamma) + (1 - w) WC(-theta*_i, gamma)   (CustomDist)
 

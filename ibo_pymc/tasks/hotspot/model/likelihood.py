@@ -1,4 +1,4 @@
-"""The wrapped-Cauchy mixture as a PyMC distribution (SPEC section 5).
+"""The wrapped-Cauchy mixture as a PyMC distribution (docs: explanation/model).
 
 The density itself (and its NumPy, PyTensor and Numba forms) is defined once,
 in :mod:`ibo_pymc.tasks.hotspot.kernel`; ``wc_mixture_logp`` (PyTensor), ``wc_mixture_logp_numpy``

@@ -1,4 +1,4 @@
-"""The differentiable argmax lookup (SPEC section 7).
+"""The differentiable argmax lookup (docs: explanation/model).
 
 theta* of one round is the argmax table interpolated linearly in delta_r1 (data),
 in the family's shape parameter and in tau. Since delta_r1 is data, the

@@ -2,7 +2,7 @@
 
 The model's likelihood is, for each family k, the sum over rounds of
 ``log p(theta2_i | theta*_k(param_k, tau_k(i), delta_r1_i), gamma_k, w_k)``
-(SPEC sections 5 and 7; the lookup of :mod:`ibo_pymc.tasks.hotspot.model.lookup`, the density
+(docs: explanation/model; the lookup of :mod:`ibo_pymc.tasks.hotspot.model.lookup`, the density
 of :mod:`ibo_pymc.tasks.hotspot.model.likelihood`). Written as a graph of PyTensor ops it is a
 few dozen small nodes, and calling them one by one costs ~250 us per gradient
 on subject 28 (294 rounds x 3 families). This Op does the same arithmetic in

@@ -1,11 +1,11 @@
-"""The paper's grid inference (SPEC section 6): exact, vectorised, fast.
+"""The paper's grid inference (docs: explanation/paper-grid): exact, vectorised, fast.
 
 For one subject and one model (``u``, ``tau`` = ũ, ``tau_pm`` = ũ±):
 
 * every grid cell (family, parameter, tau[, tau], gamma) has equal prior mass;
 * theta* at each observed delta_r1 comes from the argmax tables by linear
   interpolation in delta_r1 (parameters and tau sit on grid values);
-* the likelihood is the symmetric wrapped-Cauchy mixture of SPEC section 5;
+* the likelihood is the symmetric wrapped-Cauchy mixture of docs: explanation/model;
 * the mixture weight is handled by EM exactly as the reference does: per-round
   weights start at 0.5; each pass evaluates the whole grid with the per-round
   weights in place of w, takes the MAP cell and recomputes each training round's

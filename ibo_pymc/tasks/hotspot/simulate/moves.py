@@ -1,4 +1,4 @@
-"""Move-2 data from a known acquisition function (SPEC section 8, paper appendix C).
+"""Move-2 data from a known acquisition function (docs: explanation/simulation, paper appendix C).
 
 delta_r1 ~ U(-34, 34); theta2 follows the wrapped-Cauchy mixture around
 +-theta*(delta_r1) of the given family and parameter (augmented by tau, or by

@@ -20,7 +20,7 @@ from ibo_pymc.engine import calibration
 from ibo_pymc.engine.calibration import posterior_ranks
 from ibo_pymc.tasks.hotspot.data.rounds import SubjectObservations
 
-#: delta_r1 of simulated rounds ~ U(-34, 34) (SPEC section 8, as in :func:`~ibo_pymc.tasks.hotspot.simulate.moves.simulate_moves`)
+#: delta_r1 of simulated rounds ~ U(-34, 34) (docs: explanation/simulation, as in :func:`~ibo_pymc.tasks.hotspot.simulate.moves.simulate_moves`)
 DELTA_RANGE = (-34.0, 34.0)
 
 

@@ -1,6 +1,6 @@
 """A whole-round simulator of the hotspot task that writes logs in the study's raw format.
 
-Each round (SPEC section 1): the start (move 0) is the centre of the task
+Each round (docs: tutorials, notebook 01): the start (move 0) is the centre of the task
 region; the hotspot lies uniformly in the region; k ~ U[0, 5/3] points/px; the
 round has 3 to 10 moves (uniform). The simulated player:
 

@@ -1,0 +1,49 @@
+"""The documentation builds with warnings as errors (a broken reference, a result file that no longer holds a
+number a page reads, a docstring docutils cannot parse: each fails the suite)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+pytest.importorskip("sphinx", reason="the docs extra is not installed (pip install -e '.[docs]')")
+pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip install -e '.[docs]')")
+
+
+def test_docs_build_without_warnings(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-q", "-b", "html",
+                        str(REPO / "docs"), str(tmp_path / "html")], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    page = (tmp_path / "html" / "validation" / "hotspot.html").read_text()
+    # a number read from models/reproduction/table1.csv, not typed into the page
+    import pandas as pd
+
+    total = pd.read_csv(REPO / "models" / "reproduction" / "table1.csv").set_index("subject").loc["total", "tau_pm"]
+    assert f"{float(total):.2f}" in page
+    assert (tmp_path / "html" / "reference" / "generated" / "ibo_pymc.engine.model.html").is_file()
+
+
+def test_result_role_refuses_what_a_file_does_not_hold():
+    sys.path.insert(0, str(REPO / "docs" / "_ext"))
+    try:
+        from ibo_docs import result_value
+    finally:
+        sys.path.pop(0)
+    from sphinx.errors import ExtensionError
+
+    assert result_value('reproduction/table1.csv;tau_pm;subject == "total";.2f').startswith("-")
+    with pytest.raises(ExtensionError, match="no column"):
+        result_value("reproduction/table1.csv;no_such_column;subject == 'total'")
+    with pytest.raises(ExtensionError, match="rows"):
+        result_value("reproduction/table1.csv;tau_pm")
+    with pytest.raises(ExtensionError, match="does not exist"):
+        result_value("reproduction/gone.csv;x")
+
+
+def test_docstrings_cite_the_docs_not_a_file_outside_the_repository():
+    cited = [str(p.relative_to(REPO)) for p in (REPO / "ibo_pymc").rglob("*.py") if "SPEC section" in p.read_text()]
+    assert not cited, f"cite a docs page or the paper's equations instead: {cited}"
