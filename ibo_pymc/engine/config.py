@@ -55,6 +55,14 @@ class EngineConfig:
     rhat_decimals: int | None = None
     screen: float = math.inf
 
+    def __new__(cls, *args, **settings):
+        # an unknown setting is bad input naming it, for every task's configuration (not a TypeError)
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(settings) - set(names))
+        if unknown:
+            raise InputError(f"unknown setting; expected one of {', '.join(names)}", field=unknown[0])
+        return super().__new__(cls)
+
     def __post_init__(self):
         for name in ("draws", "tune", "chains", "max_thin", "max_strata"):
             v = getattr(self, name)

@@ -33,9 +33,9 @@ log model evidence ``log_evidence`` with the family marginalised, its ``log_evid
 ``log_evidence_method``; and the task's own (e.g. ``context``, ``surrogate``; ``user_id``).
 
 :func:`read_fit` reads a saved fit and brings an older file to this schema, so that everything downstream
-(LOO, BMS, summaries, plots) reads one layout. Formats: hotspot fits 2 (evidences as JSON attrs) and 3
-(``component_evidence``) already have the layout and gain the attrs ``task`` and ``observed``; grid-search
-fits of format 1 (attr ``format``; conditional draws as ``<name>_given_family`` in ``posterior``;
+(LOO, BMS, summaries, plots) reads one layout. Every task writes format 4. Older formats: hotspot fits 2
+(evidences as JSON attrs) and 3 (``component_evidence``) already have the layout and gain the attrs ``task``
+and ``observed``; grid-search fits of format 1 (attr ``format``; conditional draws as ``<name>_given_family`` in ``posterior``;
 ``family_evidence``) are rewritten.
 """
 
@@ -49,7 +49,7 @@ import xarray as xr
 
 from ibo_pymc.errors import InputError
 
-#: the fit schema's format (hotspot fits written by its own engine are format 3: the same layout)
+#: the fit schema's format: every task's fits are written in it (hotspot fits before it: formats 2 and 3)
 FORMAT = 4
 
 

@@ -39,13 +39,15 @@ import xarray as xr
 
 from ibo_pymc.engine.mixing import largest_remainder, logsumexp, softmax
 from ibo_pymc.engine.results import log_evidence, sum_with_error
+from ibo_pymc.engine.schema import FORMAT as SCHEMA_FORMAT
 from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
 from ibo_pymc.tasks.hotspot.model import pointwise
 from ibo_pymc.tasks.hotspot.model.likelihood import wc_mixture_random
 from ibo_pymc.tasks.hotspot.model.parameters import internal_name
 
-#: 3: per-component evidences, probabilities and diagnostics as the group ``component_evidence``
-FORMAT = 3
+#: the fit schema's format (:mod:`ibo_pymc.engine.schema`); hotspot fits were format 2 (evidences as JSON attrs)
+#: and 3 (the same layout as now, without the attrs ``task`` and ``observed``), read by the schema's one reader
+FORMAT = SCHEMA_FORMAT
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,8 @@ def assemble(sd, config, parameters, out: FitOutcome, rng_mix: np.random.Generat
     )
     attrs = {
         "ibo_pymc_format": FORMAT,
+        "task": "hotspot",
+        "observed": "theta2",
         "table_format": TABLE_FORMAT,
         "ibo_pymc_version": __version__,
         "subject": int(obs.subject),

@@ -9,9 +9,10 @@
   relevance below which a family's convergence is not required, and how far
   the fit may go (strata per family, thinning).
 
-:class:`FitConfig` holds the three. It is built from the parts or from flat
-settings, ``FitConfig(model="tau", draws=2000)``, and reads back flat
-(``cfg.draws``). It is saved with every fit (NetCDF attrs ``config``, with
+:class:`FitConfig` is the engine's configuration
+(:class:`~ibo_pymc.engine.config.EngineConfig`, the option names every task shares) with the model part
+added; the three parts are views of it (``cfg.sampler_config``), and it is built from flat settings,
+``FitConfig(model="tau", draws=2000)``, or from the parts (:meth:`FitConfig.from_parts`). It is saved with every fit (NetCDF attrs ``config``, with
 the hashes ``config_hash`` of the whole and ``model_config_hash`` of the model
 part), so a saved fit is rebuilt exactly and never reused for another
 configuration.
@@ -22,10 +23,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ibo_pymc.engine.config import EngineConfig
 from ibo_pymc.errors import InputError
 from ibo_pymc.tasks.hotspot.forward.argmax import TableConfig
 from ibo_pymc.tasks.hotspot.forward.variants import MODELS, ModelSpec
@@ -73,7 +76,7 @@ class SamplerConfig:
     draws: int = 1000
     tune: int = 1000
     chains: int = 4
-    seed: int | None = None
+    seed: int = 0
     sampler: str = "nutpie"
     cores: int | None = None
 
@@ -82,7 +85,7 @@ class SamplerConfig:
             raise InputError(f"unknown sampler {self.sampler!r}; expected one of {', '.join(SAMPLERS)}", field="sampler")
         for name in ("draws", "tune", "chains"):
             _check_count(name, getattr(self, name), minimum=0 if name == "tune" else 1)
-        if self.seed is not None and (not isinstance(self.seed, (int, np.integer)) or self.seed < 0):
+        if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise InputError(f"seed must be a non-negative integer, got {self.seed!r}", field="seed")
 
 
@@ -106,14 +109,21 @@ def _check_count(name: str, v, minimum: int) -> None:
         raise InputError(f"{name} must be a{' positive' if minimum else ' non-negative'} integer, got {v!r}", field=name)
 
 
-_PARTS = {"model_config": ModelConfig, "sampler_config": SamplerConfig, "convergence": ConvergencePolicy}
-#: flat setting -> the part that holds it
-_OWNER = {f.name: part for part, cls in _PARTS.items() for f in dataclasses.fields(cls)}
+#: settings of the engine's configuration that the hotspot task's joint sampling does not use, at the only
+#: value it accepts (another value is refused: an option that does not apply is never silently ignored)
+_NOT_USED = {"target_accept": 0.8, "mass_matrix": "diag", "rhat_decimals": None, "screen": math.inf}
+#: the order of the settings in the hash (:meth:`FitConfig.key`), the one the fits saved since the first
+#: release recorded
+_KEY_ORDER = ("model", "draws", "tune", "chains", "seed", "sampler", "cores", "target_rhat", "min_ess", "max_thin",
+              "max_strata", "relevance", "tables")
 
 
-@dataclass(frozen=True, init=False)
-class FitConfig:
-    """Model, sampler and convergence configuration of a fit (module docstring).
+@dataclass(frozen=True)
+class FitConfig(EngineConfig):
+    """The engine's configuration (:class:`~ibo_pymc.engine.config.EngineConfig`: sampling and convergence,
+    one set of names for every task) with what the hotspot model is: the variant ``model`` and the argmax
+    ``tables``. Read in three parts too (module docstring): :attr:`model_config`, :attr:`sampler_config`,
+    :attr:`convergence`.
 
     >>> cfg = FitConfig(model="tau", draws=2000, seed=1)
     >>> cfg.model, cfg.draws, cfg.sampler_config.chains
@@ -122,69 +132,66 @@ class FitConfig:
     2
     """
 
-    model_config: ModelConfig
-    sampler_config: SamplerConfig
-    convergence: ConvergencePolicy
+    model: str = "tau_pm"
+    tables: TableConfig = field(default_factory=TableConfig)
+    max_strata: int = 3
 
-    def __init__(self, model_config: ModelConfig | None = None, sampler_config: SamplerConfig | None = None,
-                 convergence: ConvergencePolicy | None = None, **settings):
-        parts = {"model_config": model_config or ModelConfig(), "sampler_config": sampler_config or SamplerConfig(),
-                 "convergence": convergence or ConvergencePolicy()}
-        for part, value in parts.items():
-            if not isinstance(value, _PARTS[part]):
-                raise InputError(f"{part} must be a {_PARTS[part].__name__}, got {type(value).__name__}", field=part)
-        unknown = sorted(set(settings) - set(_OWNER))
-        if unknown:
-            raise InputError(f"unknown fit setting {unknown[0]!r}; expected one of {', '.join(_OWNER)}", field=unknown[0])
-        for part in parts:
-            mine = {k: v for k, v in settings.items() if _OWNER[k] == part}
-            if mine:
-                parts[part] = dataclasses.replace(parts[part], **mine)
-        for part, value in parts.items():
-            object.__setattr__(self, part, value)
+    def __post_init__(self):
+        super().__post_init__()
+        ModelConfig(self.model, self.tables)  # checks the model
+        if not isinstance(self.tables, TableConfig):
+            raise InputError(f"expected a TableConfig, got {type(self.tables).__name__}", field="tables")
+        for name, value in _NOT_USED.items():
+            if getattr(self, name) != value:
+                raise InputError(f"does not apply to the hotspot task (its joint sampling has no such setting); "
+                                 f"expected {value!r}, got {getattr(self, name)!r}", field=name)
 
-    def __getattr__(self, name: str):
-        # flat read access to the parts' settings (cfg.draws, cfg.model, ...)
-        part = _OWNER.get(name)
-        if part is None:
-            raise AttributeError(f"{type(self).__name__!r} has no attribute {name!r}")
-        return getattr(object.__getattribute__(self, part), name)
+    @classmethod
+    def from_parts(cls, model_config: ModelConfig | None = None, sampler_config: SamplerConfig | None = None,
+                   convergence: ConvergencePolicy | None = None, **settings) -> FitConfig:
+        """From the three parts (each default when None), with flat settings on top."""
+        flat = {}
+        for part, kind in ((model_config, ModelConfig), (sampler_config, SamplerConfig), (convergence, ConvergencePolicy)):
+            if part is not None and not isinstance(part, kind):
+                raise InputError(f"expected a {kind.__name__}, got {type(part).__name__}", field=kind.__name__)
+            flat.update(dataclasses.asdict(part or kind()) if kind is not ModelConfig else
+                        {"model": (part or kind()).model, "tables": (part or kind()).tables})
+        return cls(**{**flat, **settings})
 
-    def __reduce__(self):
-        return (_rebuild, (self.model_config, self.sampler_config, self.convergence))
+    @property
+    def model_config(self) -> ModelConfig:
+        return ModelConfig(self.model, self.tables)
 
-    def replace(self, **settings) -> FitConfig:
-        """A copy with some flat settings (or whole parts) replaced."""
-        parts = {p: settings.pop(p, getattr(self, p)) for p in _PARTS}
-        return FitConfig(**parts, **settings)
+    @property
+    def sampler_config(self) -> SamplerConfig:
+        return SamplerConfig(**{f.name: getattr(self, f.name) for f in dataclasses.fields(SamplerConfig)})
+
+    @property
+    def convergence(self) -> ConvergencePolicy:
+        return ConvergencePolicy(**{f.name: getattr(self, f.name) for f in dataclasses.fields(ConvergencePolicy)})
 
     @property
     def spec(self) -> ModelSpec:
         return self.model_config.spec
 
     def settings(self) -> dict:
-        """Every setting, flat (the tables as a dict)."""
-        d = {}
-        for part in _PARTS:
-            d.update(dataclasses.asdict(getattr(self, part)))
-        d["tables"] = self.model_config.tables.to_dict()
-        return d
+        """Every setting the hotspot task uses, flat (the tables as a dict)."""
+        return {k: (self.tables.to_dict() if k == "tables" else getattr(self, k)) for k in _KEY_ORDER}
 
     def to_dict(self) -> dict:
         """The three parts as nested dicts (what a saved fit stores)."""
         return {"model": self.model_config.to_dict(), "sampler": dataclasses.asdict(self.sampler_config),
                 "convergence": dataclasses.asdict(self.convergence)}
 
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
     def key(self) -> str:
         """A hash of the whole configuration (model, sampler, seed, targets, tables); saved with every fit.
 
-        Computed over the flat settings, so fits saved before the configuration
-        was split keep their hash.
+        Computed over the flat settings in the order of the first release, so saved fits keep their hash.
         """
-        order = ("model", "draws", "tune", "chains", "seed", "sampler", "cores", "target_rhat", "min_ess", "max_thin",
-                 "max_strata", "relevance", "tables")
-        s = self.settings()
-        return _hash({k: s[k] for k in order})
+        return _hash(self.settings())
 
     def model_key(self) -> str:
         """The hash of the model part alone (:meth:`ModelConfig.key`)."""
@@ -194,15 +201,11 @@ class FitConfig:
     def from_dict(cls, d: dict) -> FitConfig:
         """From :meth:`to_dict`, or from the flat dict fits saved before the split."""
         if "sampler" in d and isinstance(d.get("model"), dict):
-            return cls(ModelConfig.from_dict(d["model"]), SamplerConfig(**d["sampler"]), ConvergencePolicy(**d["convergence"]))
+            return cls.from_parts(ModelConfig.from_dict(d["model"]), SamplerConfig(**d["sampler"]),
+                                  ConvergencePolicy(**d["convergence"]))
         d = dict(d)
         d["tables"] = TableConfig.from_dict(d["tables"])
-        model = ModelConfig(d.pop("model"), d.pop("tables"))
-        return cls(model, **d)
-
-
-def _rebuild(model_config, sampler_config, convergence) -> FitConfig:
-    return FitConfig(model_config, sampler_config, convergence)
+        return cls(**d)
 
 
 def config_difference(a: FitConfig, b: FitConfig) -> str:

@@ -12,6 +12,7 @@ from ibo_pymc.engine.results import (
     family_probability,
     family_table,
 )
+from ibo_pymc.engine.schema import FORMAT
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,8 @@ def test_component_evidence_is_a_group_with_dim_component(fit):
     m, loaded = fit
     ds = loaded.idata["component_evidence"]
     assert ds["log_evidence"].dims == ("component",) and ds["family_probability"].dims == ("family",)
-    assert int(loaded.idata.posterior.attrs["ibo_pymc_format"]) == 3
+    a = loaded.idata.posterior.attrs
+    assert (int(a["ibo_pymc_format"]), a["task"], a["observed"]) == (FORMAT, "hotspot", "theta2")  # the one fit schema
     assert "component_probability" not in loaded.idata.posterior.attrs  # no JSON copies of the results
     t = component_table(loaded.idata)
     assert list(t.index) == list(ds["component"].values) and np.isclose(t["probability"].sum(), 1.0)
