@@ -43,7 +43,10 @@ def timed_fit(obs, config, path):
 def _same_posterior(p, q) -> bool:
     import xarray as xr
 
-    with xr.open_dataset(p, group="posterior", engine="h5netcdf") as a, xr.open_dataset(q, group="posterior", engine="h5netcdf") as b:
+    with (
+        xr.open_dataset(p, group="posterior", engine="h5netcdf") as a,
+        xr.open_dataset(q, group="posterior", engine="h5netcdf") as b,
+    ):
         return all(np.array_equal(a[v].values, b[v].values) for v in a.data_vars)
 
 
@@ -88,12 +91,14 @@ def main() -> None:
         with dask.config.set(LOCAL_WORKER_CONFIG):
             lc = LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None)
         with lc, Client(lc) as c1:
-            run_jobs([Job("warm-up", timed_fit, (jobs[0].obs, jobs[0].config, str(Path(tmp) / "w.nc")))], c1,
-                      progress=quiet)
+            run_jobs(
+                [Job("warm-up", timed_fit, (jobs[0].obs, jobs[0].config, str(Path(tmp) / "w.nc")))], c1, progress=quiet
+            )
             for k, job in enumerate(jobs[1 : 1 + a.overhead_fits]):
                 t0 = time.perf_counter()
-                res = run_jobs([Job(job.key, timed_fit, (job.obs, job.config, str(Path(tmp) / f"o{k}.nc")))], c1,
-                                progress=quiet).raise_failures()
+                res = run_jobs(
+                    [Job(job.key, timed_fit, (job.obs, job.config, str(Path(tmp) / f"o{k}.nc")))], c1, progress=quiet
+                ).raise_failures()
                 lat.append(time.perf_counter() - t0)
                 own.append(res.results[0][1])
                 save.append(res.results[0][2])
@@ -102,14 +107,21 @@ def main() -> None:
     print(f"{n} fits ({len(subjects)} subjects x {len(MODELS)} models, default configuration, one core per fit)")
     print(f"  --workers 1 (this process): {t_one:7.1f} s  ({t_one / n:.2f} s per fit)")
     print(f"  --workers {a.workers} (local Dask):     {t_two:7.1f} s  (+ {t_start:.1f} s cluster start-up)")
-    print(f"  ratio workers 1 / workers {a.workers}: {t_one / t_two:.2f}x (ideal {a.workers}x); with start-up "
-          f"{t_one / (t_two + t_start):.2f}x; posteriors bit-identical: {same}")
+    print(
+        f"  ratio workers 1 / workers {a.workers}: {t_one / t_two:.2f}x (ideal {a.workers}x); with start-up "
+        f"{t_one / (t_two + t_start):.2f}x; posteriors bit-identical: {same}"
+    )
     lat, own, save = np.array(lat), np.array(own), np.array(save)
     over = lat - own - save
     print(f"overhead per task (1-worker cluster, {len(own)} fits one at a time, from submission to the saved file):")
-    print(f"  the layer (scheduling, transfer of task and result): median {np.median(over) * 1000:.0f} ms = "
-          f"{100 * np.median(over / own):.1f}% of a fit's own time (median fit {np.median(own):.2f} s)")
-    print(f"  saving the fit (NetCDF, atomic; a bare fit that is kept pays it too): median {np.median(save) * 1000:.0f} ms")
+    print(
+        f"  the layer (scheduling, transfer of task and result): median {np.median(over) * 1000:.0f} ms = "
+        f"{100 * np.median(over / own):.1f}% of a fit's own time (median fit {np.median(own):.2f} s)"
+    )
+    print(
+        "  saving the fit (NetCDF, atomic; a bare fit that is kept pays it too): "
+        f"median {np.median(save) * 1000:.0f} ms"
+    )
     failed = r1.failures + r2.failures
     if failed:
         print("failures:", "; ".join(map(str, failed)))

@@ -47,8 +47,10 @@ def main() -> None:
     fit_paper_grid(train.delta_r1, train.theta2, "tau_pm", config=cfg, tables=tables)
     one = time.perf_counter() - t0
     dense = dense_pass(tables, cfg, train.delta_r1, train.theta2)
-    print(f"cohort, 3 models, {a.workers} workers: {total:.2f} s  (target < 10 s); totals "
-          + ", ".join(f"{m} {v:.2f}" for m, v in res.table1.iloc[-1, 1:].items()))
+    print(
+        f"cohort, 3 models, {a.workers} workers: {total:.2f} s  (target < 10 s); totals "
+        + ", ".join(f"{m} {v:.2f}" for m, v in res.table1.iloc[-1, 1:].items())
+    )
     print(f"subject 28 ũ± fit (all EM passes): {one:.3f} s")
     print(f"baseline: one dense pass over the grid for subject 28: {dense:.3f} s")
     print(f"ratio dense single pass / engine whole fit: {dense / one:.1f}x")

@@ -56,9 +56,14 @@ def main() -> int:
             warnings.simplefilter("ignore")
             loo = loo_by_round(fit(gr, cfg))
         m = mle[(mle.participant == s) & (mle.context == c) & (mle.model == "GP-UCB")]
-        row = {"participant": s, "context": c, "bayes_heldout_nlpd": -g["lppd"].sum(),
-               "psis_loo_nlpd": -float(loo.elpd_loo), "pareto_k_max": float(loo.pareto_k.max()),
-               "mle_gp_ucb_nll": m["test_nLL"].sum()}
+        row = {
+            "participant": s,
+            "context": c,
+            "bayes_heldout_nlpd": -g["lppd"].sum(),
+            "psis_loo_nlpd": -float(loo.elpd_loo),
+            "pareto_k_max": float(loo.pareto_k.max()),
+            "mle_gp_ucb_nll": m["test_nLL"].sum(),
+        }
         if pub is not None:
             p = pub[(pub.participant == s) & (pub.context.str.lower() == c) & (pub.ModelName == "RBF-UCB")]
             row["published_gp_ucb_nll"] = p["roundnLL"].sum() if len(p) == 9 else np.nan
@@ -66,8 +71,11 @@ def main() -> int:
     t = pd.DataFrame(rows)
     with pd.option_context("display.width", 160):
         print(t.round(2).to_string(index=False))
-    print(f"Bayesian held-out -lppd minus MLE held-out nLL (GP-UCB): mean {(t.bayes_heldout_nlpd - t.mle_gp_ucb_nll).mean():.2f} nats "
-          f"over {len(t)} participant-contexts (negative: the posterior predicts held-out rounds better)")
+    gap = (t.bayes_heldout_nlpd - t.mle_gp_ucb_nll).mean()
+    print(
+        f"Bayesian held-out -lppd minus MLE held-out nLL (GP-UCB): mean {gap:.2f} nats "
+        f"over {len(t)} participant-contexts (negative: the posterior predicts held-out rounds better)"
+    )
     if args.csv:
         write_csv(t, args.csv, float_format="%.6g")
         write_csv(folds, args.csv.with_name(args.csv.stem + "_rounds.csv"), float_format="%.6g")

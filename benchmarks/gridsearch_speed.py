@@ -90,8 +90,11 @@ def main() -> int:
         fits, _ = reproduce(table, chosen, executor=ex)
     el = time.perf_counter() - t
     scale = len(ids) / len(chosen)
-    print(f"2. published protocol, {len(chosen)} participants x 2 contexts x 2 models ({len(fits)} rows), "
-          f"{args.workers} workers: {el:.0f} s" + (f"; extrapolated to all {len(ids)}: {el * scale:.0f} s" if scale > 1 else ""))
+    print(
+        f"2. published protocol, {len(chosen)} participants x 2 contexts x 2 models ({len(fits)} rows), "
+        f"{args.workers} workers: {el:.0f} s"
+        + (f"; extrapolated to all {len(ids)}: {el * scale:.0f} s" if scale > 1 else "")
+    )
     print(f"   cohort time / 15-minute target: {el * scale / 900:.2f}")
     return 0
 

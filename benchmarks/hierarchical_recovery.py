@@ -2,7 +2,8 @@
 
     python benchmarks/hierarchical_recovery.py [--cohorts 12] [--subjects 12] [--rounds 100] [--workers 2] [--csv FILE]
 
-Each cohort: subjects drawn from a known population (:class:`ibo_pymc.tasks.hotspot.simulate.population.PopulationTruth`,
+Each cohort: subjects drawn from a known population
+(:class:`ibo_pymc.tasks.hotspot.simulate.population.PopulationTruth`,
 defaults), each fitted alone (ũ±, 4 chains x 500 draws), then the hierarchical model (4 chains x 500 draws).
 Prints the coverage of the 90% intervals of the population quantities over the cohorts, the convergence, and
 the subjects' mean absolute error independent vs hierarchical (shrinkage); writes every row to --csv.
@@ -35,7 +36,9 @@ def main() -> int:
 
     truth = PopulationTruth()
     t0 = time.perf_counter()
-    tasks = [Job(f"cohort {s}", recovery_replicate, (truth, args.subjects, args.rounds, s)) for s in range(args.cohorts)]
+    tasks = [
+        Job(f"cohort {s}", recovery_replicate, (truth, args.subjects, args.rounds, s)) for s in range(args.cohorts)
+    ]
     with open_executor(args.workers) as ex:
         out = run_jobs(tasks, ex, label="cohorts")
     for f in out.failures:
@@ -43,12 +46,17 @@ def main() -> int:
     df = pd.concat([r for r in out.results if r is not None], ignore_index=True)
     pop = df[df["quantity"] != "subject_error"]
     cov = pop.groupby(["quantity", "label"], sort=False)["covered"].agg(["mean", "count"])
-    print(f"{df['seed'].nunique()} cohorts of {args.subjects} subjects x {args.rounds} rounds, {time.perf_counter() - t0:.0f} s")
+    print(
+        f"{df['seed'].nunique()} cohorts of {args.subjects} subjects x {args.rounds} rounds, "
+        f"{time.perf_counter() - t0:.0f} s"
+    )
     print("coverage of the 90% intervals:\n" + cov.round(2).to_string())
     print(f"overall {pop['covered'].mean():.3f} over {len(pop)} intervals")
     conv = df.groupby("seed")[["max_rhat", "min_ess", "divergences", "max_pareto_k"]].first()
-    print("convergence (worst over cohorts): R-hat %.3f, ESS %.0f, divergences %d; largest Pareto k %.2f" % (
-        conv["max_rhat"].max(), conv["min_ess"].min(), conv["divergences"].sum(), conv["max_pareto_k"].max()))
+    print(
+        f"convergence (worst over cohorts): R-hat {conv['max_rhat'].max():.3f}, ESS {conv['min_ess'].min():.0f}, "
+        f"divergences {conv['divergences'].sum():d}; largest Pareto k {conv['max_pareto_k'].max():.2f}"
+    )
     err = df[df["quantity"] == "subject_error"].groupby("label")[["lower", "upper"]].mean()
     err.columns = ["independent", "hierarchical"]
     print("subjects' mean absolute error (posterior mean vs truth):\n" + err.round(4).to_string())

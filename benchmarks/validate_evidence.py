@@ -1,6 +1,7 @@
 """Validate the log model evidences (issue 18): the two paths on simulated subjects, and two seeds on the study.
 
-    python benchmarks/validate_evidence.py --fits FOLDER [--subjects 12] [--workers 2] [--csv models/cohort/evidence_validation.csv]
+    python benchmarks/validate_evidence.py --fits FOLDER [--subjects 12] [--workers 2] [--csv
+    models/cohort/evidence_validation.csv]
 
 1. Simulated subjects: the rounds (delta_r1) of study subjects 1..N, theta2 drawn
    from the generative model (:func:`ibo_pymc.tasks.hotspot.model.generative.prior_predictive_draw`;
@@ -30,8 +31,11 @@ import pandas as pd
 
 def _summary(df: pd.DataFrame, what: str) -> str:
     z = df["z"].abs()
-    return (f"{what}: {len(df)} evidences, |z| < 2 for {np.mean(z < 2):.0%}, < 3 for {np.mean(z < 3):.0%}, "
-            f"max |z| {z.max():.2f}; |difference| median {df['difference'].abs().median():.3f}, max {df['difference'].abs().max():.3f}")
+    diff = df["difference"].abs()
+    return (
+        f"{what}: {len(df)} evidences, |z| < 2 for {np.mean(z < 2):.0%}, < 3 for {np.mean(z < 3):.0%}, "
+        f"max |z| {z.max():.2f}; |difference| median {diff.median():.3f}, max {diff.max():.3f}"
+    )
 
 
 def main() -> int:
@@ -61,16 +65,28 @@ def main() -> int:
         obs = data.observations(s)
         gen = MODELS[i % 3]
         truth, theta2 = prior_predictive_draw(obs, gen, random_seed=1000 + s)
-        sims.append(SubjectObservations(subject=s, user_id=obs.user_id, session_id=obs.session_id,
-                                        round_index=obs.round_index, delta_r1=obs.delta_r1, theta2=theta2))
+        sims.append(
+            SubjectObservations(
+                subject=s,
+                user_id=obs.user_id,
+                session_id=obs.session_id,
+                round_index=obs.round_index,
+                delta_r1=obs.delta_r1,
+                theta2=theta2,
+            )
+        )
         truths.append({"subject": s, "generating_model": gen, **truth})
     tasks = [Job(f"simulated {o.subject} {m}", check_evidence, (o, m)) for o in sims for m in MODELS]
     with open_executor(args.workers) as ex:
         out = run_jobs(tasks, ex, label="simulated subjects")
         sim = pd.concat([r for r in out.results if r is not None], ignore_index=True)
-        sim = sim.rename(columns={"bridge": "first", "bridge_error": "first_error", "grid": "second", "grid_error": "second_error"})
+        sim = sim.rename(
+            columns={"bridge": "first", "bridge_error": "first_error", "grid": "second", "grid_error": "second_error"}
+        )
         sim.insert(0, "check", "bridge vs fine grid (simulated)")
-        print(_summary(sim, "bridge vs fine grid, simulated subjects"), f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        print(
+            _summary(sim, "bridge vs fine grid, simulated subjects"), f"({time.perf_counter() - t0:.0f} s)", flush=True
+        )
         t1 = time.perf_counter()
         seed1 = args.fits.with_name(args.fits.name + "-seed1")
         jobs = cohort_jobs(data, list(data.subjects), MODELS, FitConfig(seed=1))
@@ -78,8 +94,15 @@ def main() -> int:
     a = evidence_table(sorted(args.fits.glob("subject-*-*.nc")), MODELS).set_index(["subject", "model", "family"])
     b = evidence_table([p for p in fits.paths if p is not None], MODELS).set_index(["subject", "model", "family"])
     both = a.merge(b, left_index=True, right_index=True, suffixes=("_0", "_1"))
-    seeds = pd.DataFrame({"check": "seed 0 vs seed 1 (study)", "first": both["log_evidence_0"], "first_error": both["error_0"],
-                          "second": both["log_evidence_1"], "second_error": both["error_1"]}).reset_index()
+    seeds = pd.DataFrame(
+        {
+            "check": "seed 0 vs seed 1 (study)",
+            "first": both["log_evidence_0"],
+            "first_error": both["error_0"],
+            "second": both["log_evidence_1"],
+            "second_error": both["error_1"],
+        }
+    ).reset_index()
     seeds["difference"] = seeds["first"] - seeds["second"]
     seeds["z"] = seeds["difference"] / np.hypot(seeds["first_error"], seeds["second_error"])
     print(_summary(seeds, "seed 0 vs seed 1, the study's 84 fits"), f"({time.perf_counter() - t1:.0f} s)", flush=True)

@@ -47,7 +47,11 @@ def main() -> int:
         rows.append(df)
         worst = (df["difference"].abs() / df["tolerance"]).max()
         bad = ", ".join(df.loc[~df["ok"], "quantity"])
-        print(f"subject {m.obs.subject:2d} {m.config.model:6s}  worst |diff|/tolerance {worst:.2f}" + (f"  FAIL: {bad}" if bad else ""), flush=True)
+        print(
+            f"subject {m.obs.subject:2d} {m.config.model:6s}  worst |diff|/tolerance {worst:.2f}"
+            + (f"  FAIL: {bad}" if bad else ""),
+            flush=True,
+        )
     out = pd.concat(rows, ignore_index=True)
     n_fail = int((~out.groupby(["subject", "model"])["ok"].all()).sum())
     prob = out[out["quantity"].str.startswith("P(")]

@@ -98,7 +98,9 @@ def check_writable(folder) -> None:
             tmp.write_text("")
         (folder / ".ibo-write-check").unlink()
     except OSError as exc:
-        raise InputError(f"cannot write there ({exc.strerror or type(exc).__name__})", path=folder, field="--out") from None
+        raise InputError(
+            f"cannot write there ({exc.strerror or type(exc).__name__})", path=folder, field="--out"
+        ) from None
     finally:
         for d in missing:  # deepest first
             with contextlib.suppress(OSError):

@@ -49,16 +49,21 @@ def raw_folder() -> Path:
     from ibo_pymc.tasks.hotspot.data.fetch import cached_data_dir
 
     p = raw_dir()
-    return study_or_skip(p, (p / "eventrec36.csv").is_file(), lambda: cached_data_dir(progress=False),
-                         "the hotspot study's raw logs")
+    return study_or_skip(
+        p, (p / "eventrec36.csv").is_file(), lambda: cached_data_dir(progress=False), "the hotspot study's raw logs"
+    )
 
 
 @pytest.fixture(scope="session")
 def cogmaps_folder() -> Path:
     from ibo_pymc.tasks.gridsearch.data import fetch
 
-    return study_or_skip(COGNITIVEMAPS, (COGNITIVEMAPS / "full.csv").is_file(), lambda: fetch(progress=False),
-                         "the cognitivemaps study's files")
+    return study_or_skip(
+        COGNITIVEMAPS,
+        (COGNITIVEMAPS / "full.csv").is_file(),
+        lambda: fetch(progress=False),
+        "the cognitivemaps study's files",
+    )
 
 
 @pytest.fixture(scope="session")

@@ -15,8 +15,24 @@ pytest.importorskip("myst_nb", reason="the docs extra is not installed (pip inst
 
 
 def test_docs_build_without_warnings(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-q", "-b", "html",
-                        str(REPO / "docs"), str(tmp_path / "html")], capture_output=True, text=True, cwd=REPO)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-E",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            str(REPO / "docs"),
+            str(tmp_path / "html"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
     page = (tmp_path / "html" / "validation" / "hotspot.html").read_text()
     # a number read from models/reproduction/table1.csv, not typed into the page

@@ -24,6 +24,7 @@ LAYERS = [
     {"cli"},
 ]
 
+
 def _module_name(path: Path) -> str:
     rel = path.relative_to(PACKAGE.parent).with_suffix("")
     parts = list(rel.parts)
@@ -101,7 +102,7 @@ def test_no_import_cycles_between_modules():
         stack.append(m)
         for d in sorted(graph.get(m, ())):
             if state.get(d) == 1:
-                cycles.append(stack[stack.index(d):] + [d])
+                cycles.append(stack[stack.index(d) :] + [d])
             elif d not in state:
                 visit(d)
         stack.pop()
@@ -132,7 +133,8 @@ def test_nothing_outside_a_task_imports_it_but_the_registry():
                 continue
             crossings.add((mod, task))
     assert not crossings, "imports of a task from outside it (go through ibo_pymc.tasks.get_task):\n" + "\n".join(
-        f"{m} -> tasks.{t}" for m, t in sorted(crossings))
+        f"{m} -> tasks.{t}" for m, t in sorted(crossings)
+    )
 
 
 def test_no_task_imports_another():

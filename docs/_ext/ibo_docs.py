@@ -4,9 +4,9 @@ reference read from the parsers, and the tutorials copied from ``notebooks/``.
 * ``{result}`FILE;COLUMN;QUERY;FORMAT``` (MyST) -- one number of a committed result file under ``models/``:
   the value of ``COLUMN`` in the one row of the CSV ``FILE`` where the pandas ``QUERY`` holds (``QUERY`` may
   be empty for a one-row file; ``sum(COLUMN)``, ``max(COLUMN)``, ``min(COLUMN)``, ``count`` aggregate over the
-  rows where it holds; ``mean(COLUMN)`` too), formatted with the Python format spec ``FORMAT`` (default ``g``). A JSON file is read
-  with ``COLUMN`` a dotted key. A missing file, column or row is a build error, so a page never shows a
-  number its file no longer holds. A JSON file: ``FILE;KEY;FORMAT``, the key dotted.
+  rows where it holds; ``mean(COLUMN)`` too), formatted with the Python format spec ``FORMAT`` (default ``g``).
+  A JSON file: ``FILE;KEY;FORMAT``, the key dotted. A missing file, column or row is a build error, so a page
+  never shows a number its file no longer holds.
 * ``results-table`` -- a committed CSV as a table (options ``columns``, ``query``, ``format``).
 * ``cli-help`` -- a command's ``--help`` (and its subcommands'), as the installed parser prints it.
 """
@@ -53,7 +53,7 @@ def result_value(spec: str) -> str:
     rows = df.query(query) if query else df
     for agg in ("sum", "max", "min", "mean"):
         if column.startswith(f"{agg}(") and column.endswith(")"):
-            return format(getattr(rows[column[len(agg) + 1:-1]], agg)(), fmt)
+            return format(getattr(rows[column[len(agg) + 1 : -1]], agg)(), fmt)
     if column == "count":
         return format(len(rows), fmt)
     if column not in rows:
@@ -77,8 +77,12 @@ class ResultsTable(Directive):
     """A committed CSV under ``models/`` as a table."""
 
     required_arguments = 1
-    option_spec = {"columns": directives.unchanged, "query": directives.unchanged,
-                   "format": directives.unchanged, "header": directives.unchanged}
+    option_spec = {
+        "columns": directives.unchanged,
+        "query": directives.unchanged,
+        "format": directives.unchanged,
+        "header": directives.unchanged,
+    }
 
     def run(self):
         df = _frame(self.arguments[0])

@@ -50,15 +50,19 @@ class ArgumentParser(argparse.ArgumentParser):
         task = getattr(ns, "task", "hotspot")
         for parser in parsers:
             if task not in getattr(parser, "supported_tasks", (task,)):
-                parser.error(f"--task {task} is not available in {parser.prog} yet; it does "
-                             f"{' and '.join(parser.supported_tasks)}")
+                parser.error(
+                    f"--task {task} is not available in {parser.prog} yet; it does "
+                    f"{' and '.join(parser.supported_tasks)}"
+                )
             for a in parser._actions:
                 if not hasattr(a, "tasks"):
                     continue
                 if getattr(ns, a.dest) is None:
                     setattr(ns, a.dest, a.tasks.get(task))
                 elif task not in a.tasks:
-                    parser.error(f"{a.option_strings[-1]} applies to --task {' or '.join(a.tasks)}, not to --task {task}")
+                    parser.error(
+                        f"{a.option_strings[-1]} applies to --task {' or '.join(a.tasks)}, not to --task {task}"
+                    )
         return ns
 
 
@@ -68,10 +72,10 @@ def add_data_option(p: argparse.ArgumentParser) -> None:
         metavar="DIR|TABLE",
         default=None,
         help="folder of raw logs (eventrec*.csv, sesrec*.csv), a tidy table of rounds (CSV or Parquet with "
-        "subject,delta_r1,theta2[,session]), or 'demo' for the simulated demo cohort (generated into the per-user cache on first use); "
-        "default $IBO_DATA_DIR (a folder of study folders such as hotspot_raw/ and cognitivemaps/, or the study's "
-        "own folder), else the per-user cache "
-        "(fetched on first use). With --task gridsearch: the cognitivemaps folder (full.csv) or a tidy table of choices",
+        "subject,delta_r1,theta2[,session]), or 'demo' for the simulated demo cohort (generated into the "
+        "per-user cache on first use); default $IBO_DATA_DIR (a folder of study folders such as hotspot_raw/ "
+        "and cognitivemaps/, or the study's own folder), else the per-user cache (fetched on first use). "
+        "With --task gridsearch: the cognitivemaps folder (full.csv) or a tidy table of choices",
     )
 
 
@@ -81,11 +85,15 @@ TASK_NAMES = ("hotspot", "gridsearch")
 def add_task_option(p: ArgumentParser, *, supported: tuple[str, ...] = TASK_NAMES) -> None:
     """``--task``: which task's data and model (:mod:`ibo_pymc.tasks`). Every command takes it; a command that
     does not do a task yet refuses it with a usage error (``supported``), rather than running another task."""
-    p.add_argument("--task", choices=TASK_NAMES, default="hotspot",
-                   help="the task: hotspot (Sandholtz et al. 2022, default) or gridsearch (Wu et al. 2020 "
-                   "spatial/conceptual grid search; --data is then its folder with full.csv, or a tidy table "
-                   "CSV/Parquet with subject,context,round,trial,x,y,z; default $IBO_DATA_DIR/cognitivemaps, else fetched)"
-                   + ("" if supported == TASK_NAMES else f"; this command does {' and '.join(supported)} only"))
+    p.add_argument(
+        "--task",
+        choices=TASK_NAMES,
+        default="hotspot",
+        help="the task: hotspot (Sandholtz et al. 2022, default) or gridsearch (Wu et al. 2020 "
+        "spatial/conceptual grid search; --data is then its folder with full.csv, or a tidy table "
+        "CSV/Parquet with subject,context,round,trial,x,y,z; default $IBO_DATA_DIR/cognitivemaps, else fetched)"
+        + ("" if supported == TASK_NAMES else f"; this command does {' and '.join(supported)} only"),
+    )
     p.supported_tasks = supported
 
 
@@ -114,8 +122,11 @@ def task_subjects(task, dataset, wanted) -> list[int]:
     if missing:
         ids = ", ".join(map(str, known)) if len(known) <= 5 else f"{', '.join(map(str, known[:4]))}, ..., {known[-1]}"
         unit = getattr(task, "unit_name", "subject")
-        raise InputError(f"{unit} {missing[0]} is not in the data ({plural(len(known), unit)} with "
-                         f"{'id' if len(known) == 1 else 'ids'} {ids})", field="--subject")
+        raise InputError(
+            f"{unit} {missing[0]} is not in the data ({plural(len(known), unit)} with "
+            f"{'id' if len(known) == 1 else 'ids'} {ids})",
+            field="--subject",
+        )
     return list(wanted)
 
 
@@ -126,9 +137,14 @@ def plural(n: int, word: str) -> str:
 
 def add_fit_options(p: ArgumentParser, *, fits_help: str | None = None) -> None:
     """Sampling settings (used where a fit is missing) and the folder of saved fits."""
-    p.add_argument("--fits", metavar="DIR", default="models",
-                   help=fits_help or "folder of saved fits subject-NN-MODEL.nc, reused when they match the data, "
-                   "written when missing (default ./models)")
+    p.add_argument(
+        "--fits",
+        metavar="DIR",
+        default="models",
+        help=fits_help
+        or "folder of saved fits subject-NN-MODEL.nc, reused when they match the data, "
+        "written when missing (default ./models)",
+    )
     p.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain for new fits (default 1000)")
     add_tune_option(p)
     p.add_argument("--chains", type=positive_int, default=4, help="chains for new fits (default 4)")
@@ -142,11 +158,19 @@ TUNE = {"hotspot": 1000, "gridsearch": 500}
 def add_tune_option(p: ArgumentParser) -> None:
     """``--tune``, whose default is the task's own (:data:`TUNE`)."""
     if any(a.dest == "task" for a in p._actions):
-        p.task_option("--tune", tasks=TUNE, type=positive_int, help="tuning iterations per chain for new fits "
-                      f"(default {', '.join(f'{k} {v}' for k, v in TUNE.items())})")
+        p.task_option(
+            "--tune",
+            tasks=TUNE,
+            type=positive_int,
+            help=f"tuning iterations per chain for new fits (default {', '.join(f'{k} {v}' for k, v in TUNE.items())})",
+        )
     else:
-        p.add_argument("--tune", type=positive_int, default=TUNE["hotspot"],
-                       help=f"tuning iterations per chain for new fits (default {TUNE['hotspot']})")
+        p.add_argument(
+            "--tune",
+            type=positive_int,
+            default=TUNE["hotspot"],
+            help=f"tuning iterations per chain for new fits (default {TUNE['hotspot']})",
+        )
 
 
 def check_suffix(value: str | None, option: str, suffixes: tuple[str, ...]) -> None:
@@ -162,6 +186,17 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
     if v <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return v
+
+
+def probability(text: str) -> float:
+    """A probability strictly between 0 and 1 (``--hdi-prob 0.9``), rejected as a usage error otherwise."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1 (exclusive), got {text!r}")
     return v
 
 
@@ -185,8 +220,9 @@ def subject_arg(text: str) -> list[int] | str:
     try:
         out = sorted({int(t) for t in text.split(",") if t.strip()})
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a subject number, numbers separated by commas, or 'all', "
-                                         f"got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a subject number, numbers separated by commas, or 'all', got {text!r}"
+        ) from None
     if not out or out[0] < 0:  # 0 is a participant id in some studies' tables; the data decide
         raise argparse.ArgumentTypeError(f"expected subject numbers >= 0 or 'all', got {text!r}")
     return out
@@ -196,12 +232,20 @@ def add_execution_options(p: argparse.ArgumentParser) -> None:
     """``--workers`` and ``--scheduler``: where the command's tasks run (:mod:`ibo_pymc.execution`)."""
     from ibo_pymc.execution import default_workers
 
-    p.add_argument("--workers", type=positive_int, default=default_workers(),
-                   help=f"worker processes of a local Dask cluster (default: one per core, {default_workers()} here); "
-                   "1 runs everything in this process")
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="run the tasks on an existing Dask cluster (e.g. tcp://10.0.0.5:8786, as 'dask scheduler' "
-                   "prints); default: Dask's DASK_SCHEDULER_ADDRESS setting if any, else --workers")
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        default=default_workers(),
+        help=f"worker processes of a local Dask cluster (default: one per core, {default_workers()} here); "
+        "1 runs everything in this process",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="run the tasks on an existing Dask cluster (e.g. tcp://10.0.0.5:8786, as 'dask scheduler' "
+        "prints); default: Dask's DASK_SCHEDULER_ADDRESS setting if any, else --workers",
+    )
 
 
 @contextmanager

@@ -29,6 +29,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
+
 from ibo_pymc.cli._common import (
     ArgumentParser,
     add_data_option,
@@ -50,55 +52,108 @@ from ibo_pymc.errors import InputError
 
 
 def build_parser() -> ArgumentParser:
-    p = ArgumentParser(prog="ibo-cohort", description="Population-level model selection: random-effects Bayesian "
-                       "model selection (Stephan et al. 2009) with protected exceedance probabilities (Rigoux et al. "
-                       "2014) and families of models (Penny et al. 2010).")
+    p = ArgumentParser(
+        prog="ibo-cohort",
+        description="Population-level model selection: random-effects Bayesian "
+        "model selection (Stephan et al. 2009) with protected exceedance probabilities (Rigoux et al. "
+        "2014) and families of models (Penny et al. 2010).",
+    )
     sub = p.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
 
     b = sub.add_parser("bms", help="random-effects BMS of a table of log model evidences")
-    b.add_argument("--lme", metavar="FILE", required=True,
-                   help="CSV: a header of model names (and optionally 'subject'), one row of log evidences per subject")
-    b.add_argument("--csv", metavar="OUT", required=True,
-                   help="write one row per model here; the BOR and free energies go to OUT with suffix .json")
-    b.add_argument("--families", metavar="SPEC", default=None,
-                   help="compare families of models instead, e.g. 'UCB=m1,m2;PI=m3,m4' (every model in one family)")
+    b.add_argument(
+        "--lme",
+        metavar="FILE",
+        required=True,
+        help="CSV: a header of model names (and optionally 'subject'), one row of log evidences per subject",
+    )
+    b.add_argument(
+        "--csv",
+        metavar="OUT",
+        required=True,
+        help="write one row per model here; the BOR and free energies go to OUT with suffix .json",
+    )
+    b.add_argument(
+        "--families",
+        metavar="SPEC",
+        default=None,
+        help="compare families of models instead, e.g. 'UCB=m1,m2;PI=m3,m4' (every model in one family)",
+    )
 
     r = sub.add_parser("run", help="fit the cohort (or reuse saved fits), then BMS of models and families")
     add_task_option(r)
-    r.task_option("--context", tasks={"gridsearch": "spatial"}, choices=("spatial", "conceptual"),
-                  help="gridsearch: which version of the task (default spatial)")
+    r.task_option(
+        "--context",
+        tasks={"gridsearch": "spatial"},
+        choices=("spatial", "conceptual"),
+        help="gridsearch: which version of the task (default spatial)",
+    )
     add_data_option(r)
     r.add_argument("--out", metavar="DIR", required=True, help="folder of the tables and the figure")
-    r.add_argument("--fits", metavar="DIR", default=None,
-                   help="folder of saved fits subject-NN-MODEL.nc, reused when they match, written when missing "
-                   "(default OUT/fits)")
-    r.add_argument("--subject", type=subject_arg, default="all",
-                   help="'all' (default) or subject numbers separated by commas")
+    r.add_argument(
+        "--fits",
+        metavar="DIR",
+        default=None,
+        help="folder of saved fits subject-NN-MODEL.nc, reused when they match, written when missing "
+        "(default OUT/fits)",
+    )
+    r.add_argument(
+        "--subject", type=subject_arg, default="all", help="'all' (default) or subject numbers separated by commas"
+    )
     r.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain for new fits (default 1000)")
     add_tune_option(r)
     r.add_argument("--chains", type=positive_int, default=4, help="chains for new fits (default 4)")
     r.add_argument("--quiet", action="store_true", help="no progress lines")
     add_execution_options(r)
 
-    h = sub.add_parser("hierarchical", help="the hierarchical model of the cohort: population quantities, shrinkage "
-                       "(hotspot: one model, ũ± by default; gridsearch: one surrogate in one context)")
+    h = sub.add_parser(
+        "hierarchical",
+        help="the hierarchical model of the cohort: population quantities, shrinkage "
+        "(hotspot: one model, ũ± by default; gridsearch: one surrogate in one context)",
+    )
     add_task_option(h)
-    h.task_option("--context", tasks={"gridsearch": "spatial"}, choices=("spatial", "conceptual"),
-                  help="gridsearch: which version of the task (default spatial)")
-    h.task_option("--surrogate", tasks={"gridsearch": "GP"}, choices=("GP", "BMT"),
-                  help="gridsearch: the surrogate of the subjects' fits, GP (default) or BMT")
+    h.task_option(
+        "--context",
+        tasks={"gridsearch": "spatial"},
+        choices=("spatial", "conceptual"),
+        help="gridsearch: which version of the task (default spatial)",
+    )
+    h.task_option(
+        "--surrogate",
+        tasks={"gridsearch": "GP"},
+        choices=("GP", "BMT"),
+        help="gridsearch: the surrogate of the subjects' fits, GP (default) or BMT",
+    )
     add_data_option(h)
     h.add_argument("--out", metavar="DIR", required=True, help="folder of the tables, the figure and hierarchical.nc")
-    h.add_argument("--fits", metavar="DIR", default=None,
-                   help="folder of saved fits (reused when they match, written when missing; default OUT/fits)")
-    h.add_argument("--subject", type=subject_arg, default="all", help="'all' (default) or subject numbers separated by commas")
-    h.task_option("--model", tasks={"hotspot": "tau_pm"}, choices=("u", "tau", "tau_pm"),
-                  help="hotspot: the model of the subjects' fits, u, tau (ũ) or tau_pm (ũ±; default)")
-    h.task_option("--split", metavar="FILE", tasks={"hotspot": None},
-                  help="hotspot: also fit the training rounds of this split (subject,session_id,set) alone and "
-                  "hierarchically, and compare the held-out lppd of the test rounds (heldout.csv)")
-    h.add_argument("--population-draws", type=positive_int, default=1000,
-                   help="draws and tuning iterations per chain of the population level (default 1000 each; 4 chains)")
+    h.add_argument(
+        "--fits",
+        metavar="DIR",
+        default=None,
+        help="folder of saved fits (reused when they match, written when missing; default OUT/fits)",
+    )
+    h.add_argument(
+        "--subject", type=subject_arg, default="all", help="'all' (default) or subject numbers separated by commas"
+    )
+    h.task_option(
+        "--model",
+        tasks={"hotspot": "tau_pm"},
+        choices=("u", "tau", "tau_pm"),
+        help="hotspot: the model of the subjects' fits, u, tau (ũ) or tau_pm (ũ±; default)",
+    )
+    h.task_option(
+        "--split",
+        metavar="FILE",
+        tasks={"hotspot": None},
+        help="hotspot: also fit the training rounds of this split (subject,session_id,set) alone and "
+        "hierarchically, and compare the held-out lppd of the test rounds (heldout.csv)",
+    )
+    h.add_argument(
+        "--population-draws",
+        type=positive_int,
+        default=1000,
+        help="draws and tuning iterations per chain of the population level (default 1000 each; 4 chains)",
+    )
     h.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain for new fits (default 1000)")
     add_tune_option(h)
     h.add_argument("--chains", type=positive_int, default=4, help="chains for new fits (default 4)")
@@ -107,11 +162,19 @@ def build_parser() -> ArgumentParser:
     add_execution_options(h)
 
     for q in (b, r):
-        q.add_argument("--exceedance", choices=("quadrature", "sampling"), default="quadrature",
-                       help="exceedance probabilities for more than two models: one-dimensional quadrature (default, "
-                       "exact to 1e-7) or Monte Carlo over Dirichlet draws (two models: always the exact Beta tail)")
-        q.add_argument("--samples", type=positive_int, default=1_000_000, help="draws for --exceedance sampling (default 1e6)")
-        q.add_argument("--seed", type=seed_int, default=0, help="random seed of new fits and of --exceedance sampling (default 0)")
+        q.add_argument(
+            "--exceedance",
+            choices=("quadrature", "sampling"),
+            default="quadrature",
+            help="exceedance probabilities for more than two models: one-dimensional quadrature (default, "
+            "exact to 1e-7) or Monte Carlo over Dirichlet draws (two models: always the exact Beta tail)",
+        )
+        q.add_argument(
+            "--samples", type=positive_int, default=1_000_000, help="draws for --exceedance sampling (default 1e6)"
+        )
+        q.add_argument(
+            "--seed", type=seed_int, default=0, help="random seed of new fits and of --exceedance sampling (default 0)"
+        )
     return p
 
 
@@ -135,11 +198,13 @@ def _bms_options(args) -> dict:
 
 
 def _print(result, what: str) -> None:
-    with __import__("pandas").option_context("display.width", 120):
+    with pd.option_context("display.width", 120):
         print(result.table().to_string(float_format=lambda v: f"{v:.4f}"))
     s = result.summary()
-    print(f"Bayesian omnibus risk (BOR) {s['bor']:.4g} (F1 {s['free_energy']:.3f}, F0 {s['null_free_energy']:.3f}; "
-          f"{plural(s['n_subjects'], 'subject')}, {what}; exceedance: {s['exceedance_method']})")
+    print(
+        f"Bayesian omnibus risk (BOR) {s['bor']:.4g} (F1 {s['free_energy']:.3f}, F0 {s['null_free_energy']:.3f}; "
+        f"{plural(s['n_subjects'], 'subject')}, {what}; exceedance: {s['exceedance_method']})"
+    )
 
 
 def _cmd_bms(args) -> int:
@@ -193,8 +258,10 @@ def _cmd_run(args) -> int:
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     with executor(args) as ex:
         if log:
-            log(f"fitting or loading {', '.join(labels[m] for m in task.models)} for "
-                f"{plural(len(subjects), task.unit_name)} in {fits}")
+            log(
+                f"fitting or loading {', '.join(labels[m] for m in task.models)} for "
+                f"{plural(len(subjects), task.unit_name)} in {fits}"
+            )
         done = task.cohort_fits(table, subjects, fits, executor=ex, log=log, **where, **fit_settings(args))
     status = report_failures(done.failures, "ibo-cohort")
     if done.failures:
@@ -230,13 +297,16 @@ def _cmd_hierarchical(args) -> int:
     fits_dir.mkdir(parents=True, exist_ok=True)
     with executor(args) as ex:
         if log:
-            log(f"fitting or loading {task.model_labels.get(model, model)} for {plural(len(subjects), task.unit_name)} "
-                f"in {fits_dir}" + (" (all and training rounds)" if split else ""))
+            log(
+                f"fitting or loading {task.model_labels.get(model, model)} for {plural(len(subjects), task.unit_name)} "
+                f"in {fits_dir}" + (" (all and training rounds)" if split else "")
+            )
         done = task.cohort_fits(data, subjects, fits_dir, models=(model,), executor=ex, log=log, **where, **settings)
         train = None
         if split is not None and not done.failures:
-            train = task.cohort_fits(data, subjects, fits_dir, models=(model,), split=split, executor=ex, log=log,
-                                     **settings)
+            train = task.cohort_fits(
+                data, subjects, fits_dir, models=(model,), split=split, executor=ex, log=log, **settings
+            )
     failures = done.failures + (train.failures if train is not None else [])
     status = report_failures(failures, "ibo-cohort")
     if failures:
@@ -247,8 +317,7 @@ def _cmd_hierarchical(args) -> int:
         models = [task.load_fit(p) for p in train.results]
         return task.heldout_comparison(fit_hierarchical(models, **population), models, data, split)
 
-    return _hierarchical_files(args, out, whole, heldout if split else None,
-                               task.parameter_labels, status)
+    return _hierarchical_files(args, out, whole, heldout if split else None, task.parameter_labels, status)
 
 
 def _hierarchical_files(args, out, fits, heldout_of, labels, status) -> int:
@@ -262,25 +331,38 @@ def _hierarchical_files(args, out, fits, heldout_of, labels, status) -> int:
     settings = {"draws": args.population_draws, "tune": args.population_draws, "seed": args.seed}
     t0 = time.perf_counter()
     h = fit_hierarchical(fits, **settings)
-    summary = {"seconds": round(time.perf_counter() - t0, 1), "subjects": len(fits),
-               "max_pareto_k": float(h.idata["subject_diagnostics"]["pareto_k"].max())}
+    summary = {
+        "seconds": round(time.perf_counter() - t0, 1),
+        "subjects": len(fits),
+        "max_pareto_k": float(h.idata["subject_diagnostics"]["pareto_k"].max()),
+    }
     heldout = None
     if heldout_of is not None:
         heldout = heldout_of(settings)
-        summary["heldout_lppd"] = {"independent": float(heldout["independent"].sum()),
-                                   "hierarchical": float(heldout["hierarchical"].sum())}
+        summary["heldout_lppd"] = {
+            "independent": float(heldout["independent"].sum()),
+            "hierarchical": float(heldout["hierarchical"].sum()),
+        }
     conv = h.convergence()
-    print(f"population level: {summary['seconds']:.0f} s; worst R-hat {conv['r_hat']:.3f}, smallest ESS "
-          f"{min(conv['ess_bulk'], conv['ess_tail']):.0f}, {conv['divergences']} divergences; largest Pareto k of a "
-          f"subject's importance weights {summary['max_pareto_k']:.2f}")
-    with __import__("pandas").option_context("display.width", 140):
+    print(
+        f"population level: {summary['seconds']:.0f} s; worst R-hat {conv['r_hat']:.3f}, smallest ESS "
+        f"{min(conv['ess_bulk'], conv['ess_tail']):.0f}, {conv['divergences']} divergences; largest Pareto k of a "
+        f"subject's importance weights {summary['max_pareto_k']:.2f}"
+    )
+    with pd.option_context("display.width", 140):
         print(h.population().round(3).to_string(index=False))
         if heldout is not None:
-            print(f"\nheld-out lppd of the test rounds: alone {heldout['independent'].sum():.2f}, hierarchical "
-                  f"{heldout['hierarchical'].sum():.2f} (better for {int((heldout['difference'] > 0).sum())} of {len(heldout)} subjects)")
+            better = int((heldout["difference"] > 0).sum())
+            print(
+                f"\nheld-out lppd of the test rounds: alone {heldout['independent'].sum():.2f}, hierarchical "
+                f"{heldout['hierarchical'].sum():.2f} (better for {better} of {len(heldout)} subjects)"
+            )
     write_hierarchical(h, out, heldout=heldout, summary=summary, labels=labels)
-    print(f"wrote {', '.join(v for k, v in HIERARCHICAL_FILES.items() if k != 'heldout' or heldout is not None)} in {out}",
-          file=sys.stderr)
+    written = [v for k, v in HIERARCHICAL_FILES.items() if k != "heldout" or heldout is not None]
+    print(
+        f"wrote {', '.join(written)} in {out}",
+        file=sys.stderr,
+    )
     return status
 
 

@@ -29,24 +29,44 @@ def build_parser() -> ArgumentParser:
         "predictive density of the test rounds after fitting the training rounds. Saved fits are reused.",
     )
     add_task_option(p)
-    p.add_argument("--subject", type=subject_arg, required=True,
-                   help="subject number (hotspot: 1..28; gridsearch: the participant's id), numbers separated by "
-                   "commas, or 'all'")
-    p.task_option("--context", tasks={"gridsearch": "spatial"}, choices=("spatial", "conceptual"),
-                  help="gridsearch: which version of the task (default spatial); the GP is compared with the "
-                   "Bayesian mean tracker by reliable LOO over rounds, families marginalised")
+    p.add_argument(
+        "--subject",
+        type=subject_arg,
+        required=True,
+        help="subject number (hotspot: 1..28; gridsearch: the participant's id), numbers separated by commas, or 'all'",
+    )
+    p.task_option(
+        "--context",
+        tasks={"gridsearch": "spatial"},
+        choices=("spatial", "conceptual"),
+        help="gridsearch: which version of the task (default spatial); the GP is compared with the "
+        "Bayesian mean tracker by reliable LOO over rounds, families marginalised",
+    )
     add_data_option(p)
-    p.task_option("--split", tasks={"hotspot": None}, metavar="FILE",
-                  help="hotspot: split file (subject,session_id,set) for the held-out column; default: a seeded random "
-                  "80/20 split")
-    p.task_option("--no-holdout", tasks={"hotspot": False}, action="store_true",
-                  help="hotspot: skip the held-out fits (holdout_lppd left empty)")
-    p.task_option("--no-refit", tasks={"hotspot": False}, action="store_true",
-                  help="hotspot: stop after PSIS and moment matching: do not refit the rounds whose Pareto k still exceeds 0.7 "
-                        "(faster, less reliable)")
+    p.task_option(
+        "--split",
+        tasks={"hotspot": None},
+        metavar="FILE",
+        help="hotspot: split file (subject,session_id,set) for the held-out column; default: a seeded random "
+        "80/20 split",
+    )
+    p.task_option(
+        "--no-holdout",
+        tasks={"hotspot": False},
+        action="store_true",
+        help="hotspot: skip the held-out fits (holdout_lppd left empty)",
+    )
+    p.task_option(
+        "--no-refit",
+        tasks={"hotspot": False},
+        action="store_true",
+        help="hotspot: stop after PSIS and moment matching: do not refit the rounds whose Pareto k still exceeds 0.7 "
+        "(faster, less reliable)",
+    )
     p.add_argument("--csv", metavar="FILE", default=None, help="write the rows here")
-    p.task_option("--plot", tasks={"hotspot": None}, metavar="FILE",
-                  help="hotspot: also draw the LOO differences (.png or .pdf)")
+    p.task_option(
+        "--plot", tasks={"hotspot": None}, metavar="FILE", help="hotspot: also draw the LOO differences (.png or .pdf)"
+    )
     add_fit_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     add_execution_options(p)
@@ -60,8 +80,11 @@ def _main(argv: Sequence[str] | None) -> int:
     check_suffix(args.csv, "--csv", (".csv",))
     check_suffix(args.plot, "--plot", (".png", ".pdf"))
     task, dataset, subjects = load_task_subjects(args)
-    options = ({"split": args.split, "holdout": not args.no_holdout, "refit": not args.no_refit}
-               if args.task == "hotspot" else {o: getattr(args, o) for o in task.where_options})
+    options = (
+        {"split": args.split, "holdout": not args.no_holdout, "refit": not args.no_refit}
+        if args.task == "hotspot"
+        else {o: getattr(args, o) for o in task.where_options}
+    )
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     folder = Path(args.fits).resolve()  # workers on other machines see the same (shared) folder
     folder.mkdir(parents=True, exist_ok=True)

@@ -12,8 +12,11 @@ from ibo_pymc.io import write_csv
 
 
 def build_parser() -> ArgumentParser:
-    p = ArgumentParser(prog="ibo-data", description="Fetch, verify and tabulate a task's data: the hotspot study's raw "
-                       "logs (default) or, with --task gridsearch, the cognitivemaps study (Wu et al. 2020).")
+    p = ArgumentParser(
+        prog="ibo-data",
+        description="Fetch, verify and tabulate a task's data: the hotspot study's raw "
+        "logs (default) or, with --task gridsearch, the cognitivemaps study (Wu et al. 2020).",
+    )
     sub = p.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
 
     f = sub.add_parser("fetch", help="download the study's pinned files (SHA-256 checked) into the cache or --dest")
@@ -24,14 +27,20 @@ def build_parser() -> ArgumentParser:
     add_data_option(v)
     add_task_option(v)
 
-    o = sub.add_parser("observations", help="the data as one table: hotspot, one row per eligible round "
-                       "(subject,user_id,session_id,round_index,delta_r1,theta2); gridsearch, one row per choice")
+    o = sub.add_parser(
+        "observations",
+        help="the data as one table: hotspot, one row per eligible round "
+        "(subject,user_id,session_id,round_index,delta_r1,theta2); gridsearch, one row per choice",
+    )
     add_data_option(o)
     add_task_option(o)
     o.add_argument("--csv", metavar="FILE", default=None, help="write the table here (default: print it)")
 
-    s = sub.add_parser("summary", help="one row per subject: rounds kept and task performance (hotspot: paper "
-                       "Table 2, cols 6-8; gridsearch: per participant and context)")
+    s = sub.add_parser(
+        "summary",
+        help="one row per subject: rounds kept and task performance (hotspot: paper "
+        "Table 2, cols 6-8; gridsearch: per participant and context)",
+    )
     add_data_option(s)
     add_task_option(s)
     s.add_argument("--csv", metavar="FILE", default=None, help="also write the table here")

@@ -30,15 +30,27 @@ def build_parser() -> ArgumentParser:
         "several participants: their family probabilities. Saved fits are reused.",
     )
     add_task_option(p)
-    p.task_option("--context", tasks={"gridsearch": "spatial"}, choices=("spatial", "conceptual"),
-                  help="gridsearch: which version of the task (default spatial)")
-    p.task_option("--surrogate", tasks={"gridsearch": "GP"}, choices=("GP", "BMT"),
-                  help="gridsearch: the surrogate (default GP)")
-    p.add_argument("--subject", type=subject_arg, required=True,
-                   help="subject number (1..28): its moves and regions; numbers separated by commas or 'all': the "
-                   "cohort grid")
-    p.task_option("--model", tasks={"hotspot": "tau_pm"}, choices=("u", "tau", "tau_pm"),
-                  help="hotspot: u, tau (ũ) or tau_pm (ũ±; default)")
+    p.task_option(
+        "--context",
+        tasks={"gridsearch": "spatial"},
+        choices=("spatial", "conceptual"),
+        help="gridsearch: which version of the task (default spatial)",
+    )
+    p.task_option(
+        "--surrogate", tasks={"gridsearch": "GP"}, choices=("GP", "BMT"), help="gridsearch: the surrogate (default GP)"
+    )
+    p.add_argument(
+        "--subject",
+        type=subject_arg,
+        required=True,
+        help="subject number (1..28): its moves and regions; numbers separated by commas or 'all': the cohort grid",
+    )
+    p.task_option(
+        "--model",
+        tasks={"hotspot": "tau_pm"},
+        choices=("u", "tau", "tau_pm"),
+        help="hotspot: u, tau (ũ) or tau_pm (ũ±; default)",
+    )
     p.add_argument("--out", metavar="FILE", required=True, help="figure file, .png or .pdf")
     add_data_option(p)
     add_fit_options(p)
@@ -66,8 +78,16 @@ def _main(argv: Sequence[str] | None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     with executor(args) as ex:
-        done = task.cohort_fits(table, subjects, folder, models=(getattr(args, task.model_option),), executor=ex,
-                                log=log, **where, **fit_settings(args))
+        done = task.cohort_fits(
+            table,
+            subjects,
+            folder,
+            models=(getattr(args, task.model_option),),
+            executor=ex,
+            log=log,
+            **where,
+            **fit_settings(args),
+        )
     if report_failures(done.failures, "ibo-plot"):
         return 1
     models = [task.load_fit(p) for p in done.results]

@@ -31,14 +31,22 @@ def build_parser() -> ArgumentParser:
     )
     add_task_option(p)
     add_data_option(p)
-    p.add_argument("--subject", type=subject_arg, default="all", metavar="N,N,...|all",
-                   help="the subjects (participants: the study's id) to fit, numbers separated by commas; default all")
-    p.task_option("--split", tasks={"hotspot": "paper"}, metavar="paper|random|FILE",
-                  help="hotspot: the train/test split of every subject's rounds: 'paper' (default: the paper's "
-                  "80/20 split, shipped with the package), 'random' (a seeded random 80/20 split, see --seed) or a "
-                  "split file (subject,session_id,set)")
-    p.task_option("--seed", tasks={"hotspot": None}, type=seed_int,
-                  help="hotspot: seed of --split random (default 0)")
+    p.add_argument(
+        "--subject",
+        type=subject_arg,
+        default="all",
+        metavar="N,N,...|all",
+        help="the subjects (participants: the study's id) to fit, numbers separated by commas; default all",
+    )
+    p.task_option(
+        "--split",
+        tasks={"hotspot": "paper"},
+        metavar="paper|random|FILE",
+        help="hotspot: the train/test split of every subject's rounds: 'paper' (default: the paper's "
+        "80/20 split, shipped with the package), 'random' (a seeded random 80/20 split, see --seed) or a "
+        "split file (subject,session_id,set)",
+    )
+    p.task_option("--seed", tasks={"hotspot": None}, type=seed_int, help="hotspot: seed of --split random (default 0)")
     p.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default: ./ibo-results)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     add_execution_options(p)

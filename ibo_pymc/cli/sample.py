@@ -18,11 +18,13 @@ from ibo_pymc.cli._common import (
     fit_settings,
     load_task_subjects,
     positive_int,
+    probability,
     report_failures,
     run,
     seed_int,
     subject_arg,
 )
+from ibo_pymc.engine.config import HDI_PROB
 from ibo_pymc.errors import InputError
 
 DEFAULT_DIR = "models"
@@ -35,20 +37,37 @@ def build_parser() -> ArgumentParser:
         "subject and write an ArviZ InferenceData NetCDF.",
     )
     add_task_option(p)
-    p.add_argument("--subject", type=subject_arg, required=True,
-                   help="subject number (hotspot: 1..28; gridsearch: the participant's id), numbers separated by "
-                   "commas, or 'all'")
-    p.task_option("--context", tasks={"gridsearch": "spatial"}, choices=("spatial", "conceptual"),
-                  help="gridsearch: which version of the task (default spatial)")
-    p.task_option("--surrogate", tasks={"gridsearch": "GP"}, choices=("GP", "BMT"),
-                  help="gridsearch: the surrogate, GP (RBF kernel; default) or BMT (Bayesian mean tracker)")
-    p.task_option("--model", tasks={"hotspot": "tau_pm"}, choices=("u", "tau", "tau_pm"),
-                  help="hotspot: u, tau (ũ) or tau_pm (ũ±; default)")
+    p.add_argument(
+        "--subject",
+        type=subject_arg,
+        required=True,
+        help="subject number (hotspot: 1..28; gridsearch: the participant's id), numbers separated by commas, or 'all'",
+    )
+    p.task_option(
+        "--context",
+        tasks={"gridsearch": "spatial"},
+        choices=("spatial", "conceptual"),
+        help="gridsearch: which version of the task (default spatial)",
+    )
+    p.task_option(
+        "--surrogate",
+        tasks={"gridsearch": "GP"},
+        choices=("GP", "BMT"),
+        help="gridsearch: the surrogate, GP (RBF kernel; default) or BMT (Bayesian mean tracker)",
+    )
+    p.task_option(
+        "--model",
+        tasks={"hotspot": "tau_pm"},
+        choices=("u", "tau", "tau_pm"),
+        help="hotspot: u, tau (ũ) or tau_pm (ũ±; default)",
+    )
     p.add_argument("--draws", type=positive_int, default=1000, help="kept draws per chain (default 1000)")
     add_tune_option(p)
     p.add_argument("--chains", type=positive_int, default=4, help="chains (default 4)")
     p.add_argument("--seed", type=seed_int, default=0, help="random seed (default 0); same seed, same draws")
-    p.add_argument("--sampler", choices=("nutpie", "pymc"), default="nutpie", help="NUTS implementation (default nutpie)")
+    p.add_argument(
+        "--sampler", choices=("nutpie", "pymc"), default="nutpie", help="NUTS implementation (default nutpie)"
+    )
     add_data_option(p)
     p.add_argument(
         "--out",
@@ -57,9 +76,20 @@ def build_parser() -> ArgumentParser:
         help=f"output NetCDF (one subject) or folder (--subject all); default ./{DEFAULT_DIR}/subject-NN-MODEL.nc "
         "under the current directory",
     )
-    p.add_argument("--strict", action="store_true",
-                   help="exit 3 if a fit misses its convergence targets (FitConfig: R-hat <= 1.01, bulk and tail "
-                   "ESS >= 400; names the quantities)")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 3 if a fit misses its convergence targets (FitConfig: R-hat <= 1.01, bulk and tail "
+        "ESS >= 400; names the quantities)",
+    )
+    p.add_argument(
+        "--hdi-prob",
+        type=probability,
+        default=None,
+        metavar="P",
+        help=f"mass of the highest-density intervals in the printed summary and (gridsearch) the fits table "
+        f"(default {HDI_PROB:g}, every task)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     add_execution_options(p)
     return p
@@ -80,8 +110,12 @@ def _one(args, task, model, path: Path) -> int:
     t0 = time.perf_counter()
     if args.scheduler is None:
         if not args.quiet:
-            print(f"fitting {unit} {s} ({getattr(args, task.model_option)}): {model.config.chains} chains x "
-                  f"{model.config.draws} draws", file=sys.stderr, flush=True)
+            print(
+                f"fitting {unit} {s} ({getattr(args, task.model_option)}): {model.config.chains} chains x "
+                f"{model.config.draws} draws",
+                file=sys.stderr,
+                flush=True,
+            )
         model.fit(progress=not args.quiet)
         model.save(path)
     else:
@@ -89,7 +123,7 @@ def _one(args, task, model, path: Path) -> int:
             run_jobs([Job(f"{unit} {s}", _fit_and_save, (model, str(path)))], ex, label="fits").raise_failures()
         model = task.load_fit(path)
     if not args.quiet:
-        print(model.report(time.perf_counter() - t0))
+        print(model.report(time.perf_counter() - t0, hdi_prob=args.hdi_prob or HDI_PROB))
     print(f"wrote {path}", file=sys.stderr)
     bad = model.failing()
     if bad and args.strict:
@@ -104,17 +138,25 @@ def _many(args, task, dataset, subjects, choice: dict, where: dict, settings: di
     from ibo_pymc.io import sweep_partial, write_csv
 
     folder = Path(args.out or DEFAULT_DIR)
+    if args.hdi_prob is not None and not task.fits_table_intervals:
+        raise InputError(
+            f"does not apply to {task.name}'s fits table ({task.fits_table_name(**choice, **where)}: convergence, "
+            "no intervals); it sets the summary printed for one subject",
+            field="--hdi-prob",
+        )
     if folder.exists() and not folder.is_dir():
         raise InputError("exists and is not a folder", path=folder, field="--out")
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     t0 = time.perf_counter()
     try:
         with executor(args) as ex:
-            out = task.cohort_fits(dataset, subjects, folder, models=list(choice.values()), executor=ex, log=log,
-                                   **where, **settings)
+            out = task.cohort_fits(
+                dataset, subjects, folder, models=list(choice.values()), executor=ex, log=log, **where, **settings
+            )
             status = report_failures(out.failures, "ibo-sample")
             paths = [p for p in out.results if p is not None]
-            table = task.fits_table(paths, executor=ex) if paths else None
+            intervals = {} if args.hdi_prob is None else {"hdi_prob": args.hdi_prob}
+            table = task.fits_table(paths, executor=ex, **intervals) if paths else None
     except KeyboardInterrupt:
         sweep_partial(folder)  # after the workers are gone: nothing half-written stays
         raise
@@ -124,10 +166,15 @@ def _many(args, task, dataset, subjects, choice: dict, where: dict, settings: di
     write_csv(table, name, index=False, float_format=task.fits_table_float_format)
     bad = table[~table["converged"].astype(bool)]
     for row in bad.itertuples():
-        print(f"ibo-sample: {'error' if args.strict else 'warning'}: {task.unit_name} {row[1]} did not converge"
-              + (f": {row.failing}" if getattr(row, "failing", "") else ""), file=sys.stderr)
-    print(f"wrote {len(table)} fits ({len(table) - len(bad)} converged) and {name} "
-          f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+        print(
+            f"ibo-sample: {'error' if args.strict else 'warning'}: {task.unit_name} {row[1]} did not converge"
+            + (f": {row.failing}" if getattr(row, "failing", "") else ""),
+            file=sys.stderr,
+        )
+    print(
+        f"wrote {len(table)} fits ({len(table) - len(bad)} converged) and {name} ({time.perf_counter() - t0:.0f} s)",
+        file=sys.stderr,
+    )
     return status or (3 if args.strict and len(bad) else 0)
 
 

@@ -1,4 +1,5 @@
-"""``ibo-simulate``: the coverage study of the paper's appendix C (hotspot), SBC of any task's model, recovery (gridsearch)."""
+"""``ibo-simulate``: the coverage study of the paper's appendix C (hotspot), SBC of any task's model, recovery
+(gridsearch)."""
 
 from __future__ import annotations
 
@@ -36,21 +37,35 @@ def build_parser() -> ArgumentParser:
     c.add_argument("--omit", action="store_true", help="leave the generating family out of the inference (Table 4)")
     c.add_argument("--csv", metavar="FILE", default=None, help="also write the row(s) here")
 
-    for name, what in (("table3", "Table 3 (truth in the inference class)"), ("table4", "Table 4 (generating family omitted)")):
+    for name, what in (
+        ("table3", "Table 3 (truth in the inference class)"),
+        ("table4", "Table 4 (generating family omitted)"),
+    ):
         t = sub.add_parser(name, help=f"all 27 cells of {what}")
         t.add_argument("--reps", type=positive_int, default=1000, help="replicates per cell (default 1000)")
         t.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default ./ibo-results)")
 
     s = sub.add_parser("sbc", help="simulation-based calibration of the sampled model")
     add_task_option(s)
-    s.task_option("--model", tasks={"hotspot": "tau_pm"}, choices=("u", "tau", "tau_pm"),
-                  help="hotspot: u, tau (ũ) or tau_pm (ũ±; default)")
-    s.task_option("--n-obs", tasks={"hotspot": 60}, type=positive_int, help="hotspot: rounds per replicate (default 60)")
-    s.task_option("--surrogate", tasks={"gridsearch": "GP"}, choices=("GP", "BMT"),
-                  help="gridsearch: the surrogate (default GP)")
-    s.task_option("--data", tasks={"gridsearch": None}, metavar="DIR",
-                  help="gridsearch: the study's folder, whose reward environments the simulated participants search "
-                  "(default: IBO_DATA_DIR, else the cache, fetched when missing)")
+    s.task_option(
+        "--model",
+        tasks={"hotspot": "tau_pm"},
+        choices=("u", "tau", "tau_pm"),
+        help="hotspot: u, tau (ũ) or tau_pm (ũ±; default)",
+    )
+    s.task_option(
+        "--n-obs", tasks={"hotspot": 60}, type=positive_int, help="hotspot: rounds per replicate (default 60)"
+    )
+    s.task_option(
+        "--surrogate", tasks={"gridsearch": "GP"}, choices=("GP", "BMT"), help="gridsearch: the surrogate (default GP)"
+    )
+    s.task_option(
+        "--data",
+        tasks={"gridsearch": None},
+        metavar="DIR",
+        help="gridsearch: the study's folder, whose reward environments the simulated participants search "
+        "(default: IBO_DATA_DIR, else the cache, fetched when missing)",
+    )
     s.add_argument("--reps", type=positive_int, default=200, help="replicates (default 200)")
     s.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default ./ibo-results)")
 
@@ -66,8 +81,12 @@ def build_parser() -> ArgumentParser:
     add_execution_options(v)
 
     d = sub.add_parser("demo", help="write the simulated demo cohort (logs in the study's format plus truth.csv)")
-    d.add_argument("--out", metavar="DIR", default=None,
-                   help="output folder (default: the per-user cache folder that --data demo reads)")
+    d.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="output folder (default: the per-user cache folder that --data demo reads)",
+    )
 
     for q in (c, *[sub.choices[n] for n in ("table3", "table4")], d):
         add_task_option(q, supported=("hotspot",))
@@ -76,25 +95,45 @@ def build_parser() -> ArgumentParser:
         q.add_argument("--quiet", action="store_true", help="no progress output")
         add_execution_options(q)
     for q in (c, *[sub.choices[n] for n in ("table3", "table4")]):
-        q.add_argument("--protocol", choices=("reference", "text"), default="reference",
-                       help="reference (default): what produced Table 3's saved replicates (truths at grid nodes, UCB "
-                       "p = 0.745; gamma the grid node nearest 0.25, 0.2555; covered when the truth lies in its "
-                       "family's parameter range within the joint 95%% set); text: appendix C as printed (truths as "
-                       "printed, gamma 0.25, covered when the truth's own cell is in the set)")
-        q.add_argument("--gamma", type=gamma_arg, default=None,
-                       help="generating scale: a number > 0, or 'study' for the reference scripts' formula (the "
-                       "gamma-grid node nearest the mean of the u fits' MAP gammas rounded to 2 decimals; u fits of "
-                       "--data on the training rounds of --split); default: the protocol's")
-        q.add_argument("--rule", choices=("range", "cell"), default=None,
-                       help="coverage rule, overriding the protocol's: range (truth within its family's parameter range "
-                       "in the set) or cell (the truth's own node in the set)")
-        q.add_argument("--region", choices=("joint", "marginal"), default="joint",
-                       help="credible set: highest-mass (family, parameter, gamma) cells (default; what the paper did) "
-                       "or the set of acquisition functions with gamma summed out")
+        q.add_argument(
+            "--protocol",
+            choices=("reference", "text"),
+            default="reference",
+            help="reference (default): what produced Table 3's saved replicates (truths at grid nodes, UCB "
+            "p = 0.745; gamma the grid node nearest 0.25, 0.2555; covered when the truth lies in its "
+            "family's parameter range within the joint 95%% set); text: appendix C as printed (truths as "
+            "printed, gamma 0.25, covered when the truth's own cell is in the set)",
+        )
+        q.add_argument(
+            "--gamma",
+            type=gamma_arg,
+            default=None,
+            help="generating scale: a number > 0, or 'study' for the reference scripts' formula (the "
+            "gamma-grid node nearest the mean of the u fits' MAP gammas rounded to 2 decimals; u fits of "
+            "--data on the training rounds of --split); default: the protocol's",
+        )
+        q.add_argument(
+            "--rule",
+            choices=("range", "cell"),
+            default=None,
+            help="coverage rule, overriding the protocol's: range (truth within its family's parameter range "
+            "in the set) or cell (the truth's own node in the set)",
+        )
+        q.add_argument(
+            "--region",
+            choices=("joint", "marginal"),
+            default="joint",
+            help="credible set: highest-mass (family, parameter, gamma) cells (default; what the paper did) "
+            "or the set of acquisition functions with gamma summed out",
+        )
         add_data_option(q)
-        q.add_argument("--split", metavar="FILE", default=None,
-                       help="with --gamma study: the split whose training rounds are fitted (the paper's: "
-                       "paper_splits.csv); default: a seeded random 80/20 split")
+        q.add_argument(
+            "--split",
+            metavar="FILE",
+            default=None,
+            help="with --gamma study: the split whose training rounds are fitted (the paper's: "
+            "paper_splits.csv); default: a seeded random 80/20 split",
+        )
     return p
 
 
@@ -124,8 +163,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command == "recovery":
         check_suffix(args.csv, "--csv", (".csv",))
         with executor(args) as ex:
-            table, report = get_task(args.task).recovery(args.data, args.n, args.seed, executor=ex, draws=args.draws,
-                                                         tune=args.tune)
+            table, report = get_task(args.task).recovery(
+                args.data, args.n, args.seed, executor=ex, draws=args.draws, tune=args.tune
+            )
         print(report)
         if args.csv:
             write_csv(table, args.csv, float_format="%.6g")
@@ -140,16 +180,29 @@ def _main(argv: Sequence[str] | None) -> int:
         gamma = _gamma(args, task)
         try:  # the one ValueError left after argparse: the parameter outside its family's range
             with executor(args) as ex:
-                cell = task.coverage(args.family, args.param, args.n_obs, args.reps, gamma=gamma, seed=args.seed,
-                                     omit=args.omit, executor=ex, protocol=args.protocol, rule=args.rule,
-                                     region=args.region)
+                cell = task.coverage(
+                    args.family,
+                    args.param,
+                    args.n_obs,
+                    args.reps,
+                    gamma=gamma,
+                    seed=args.seed,
+                    omit=args.omit,
+                    executor=ex,
+                    protocol=args.protocol,
+                    rule=args.rule,
+                    region=args.region,
+                )
         except ValueError as exc:
             raise InputError(str(exc), field="--param") from None
         for k in cell.hits:
-            what = {"truth": "true function covered by the 95% set",
-                    "gamma": f"gamma = {cell.gamma:.4f} covered"}.get(k, f"some {k} function in the 95% set")
-            print(f"{args.family}({args.param:g}), n_obs={args.n_obs}{' (family omitted)' if args.omit else ''}: "
-                  f"{what}: {cell.rate(k):.3f} ± {cell.mcse(k):.3f} (MC se, {cell.reps} replicates)")
+            what = {"truth": "true function covered by the 95% set", "gamma": f"gamma = {cell.gamma:.4f} covered"}.get(
+                k, f"some {k} function in the 95% set"
+            )
+            print(
+                f"{args.family}({args.param:g}), n_obs={args.n_obs}{' (family omitted)' if args.omit else ''}: "
+                f"{what}: {cell.rate(k):.3f} ± {cell.mcse(k):.3f} (MC se, {cell.reps} replicates)"
+            )
         if args.csv:
             write_csv(pd.DataFrame(cell.rows()), args.csv, float_format="%.6g")
         return 0
@@ -159,15 +212,28 @@ def _main(argv: Sequence[str] | None) -> int:
 
         def show(cell):
             if not args.quiet:
-                print(f"{cell.family}({cell.param:g}) n_obs={cell.n_obs}: "
-                      + ", ".join(f"{k} {cell.rate(k):.3f}" for k in cell.hits) + f"  [{time.perf_counter() - t0:.0f} s]",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"{cell.family}({cell.param:g}) n_obs={cell.n_obs}: "
+                    + ", ".join(f"{k} {cell.rate(k):.3f}" for k in cell.hits)
+                    + f"  [{time.perf_counter() - t0:.0f} s]",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
         gamma = _gamma(args, task)
         with executor(args) as ex:
-            table = task.coverage_table(args.reps, gamma=gamma, protocol=args.protocol, omit=omit, seed=args.seed,
-                                        executor=ex, rule=args.rule, region=args.region, on_cell=show,
-                                        progress=lambda p: None)
+            table = task.coverage_table(
+                args.reps,
+                gamma=gamma,
+                protocol=args.protocol,
+                omit=omit,
+                seed=args.seed,
+                executor=ex,
+                rule=args.rule,
+                region=args.region,
+                on_cell=show,
+                progress=lambda p: None,
+            )
         out = Path(args.out)
         write_csv(table, out / f"{args.command}.csv", float_format="%.6g")
         wide = table.pivot_table(index=["family", "param", "covered"], columns="n_obs", values="coverage", sort=False)

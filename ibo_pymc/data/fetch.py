@@ -44,8 +44,13 @@ def _pooch_quiet():
 
 
 def fetch_pinned(
-    files: dict[str, tuple[str, str]], dest: str | Path, *, label: str, progress: bool = True,
-    integrity_hint: str = "", network_hint: str = "",
+    files: dict[str, tuple[str, str]],
+    dest: str | Path,
+    *,
+    label: str,
+    progress: bool = True,
+    integrity_hint: str = "",
+    network_hint: str = "",
 ) -> Path:
     """Download pinned files into ``dest`` and check each against its SHA-256 (any dataset).
 
@@ -55,7 +60,9 @@ def fetch_pinned(
     """
     dest = Path(dest)
     reg = {name: f"sha256:{digest}" for name, (_, digest) in files.items()}
-    fetcher = pooch.create(path=dest, base_url="", registry=reg, urls={n: u for n, (u, _) in files.items()}, retry_if_failed=2)
+    fetcher = pooch.create(
+        path=dest, base_url="", registry=reg, urls={n: u for n, (u, _) in files.items()}, retry_if_failed=2
+    )
     names = sorted(files)
     for k, name in enumerate(names, start=1):
         if progress:

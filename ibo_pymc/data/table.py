@@ -47,8 +47,9 @@ class TidyTable:
                 if special:
                     special(self.source)
                 extra = f" (optional {', '.join(optional)})" if optional else ""
-                raise InputError(f"missing column; expected the columns {', '.join(columns)}{extra}",
-                                 path=self.source, field=col)
+                raise InputError(
+                    f"missing column; expected the columns {', '.join(columns)}{extra}", path=self.source, field=col
+                )
         if len(df) == 0:
             raise InputError("the table has no rows", path=self.source)
         self.df = df.reset_index(drop=True)

@@ -69,9 +69,19 @@ def pointwise_loglik(model, family: np.ndarray, params: dict, fams) -> np.ndarra
 
 def evidence_group(fits, probabilities) -> xr.Dataset:
     """The ``component_evidence`` group (one component per family here; strata are components too)."""
-    cols = {c: [getattr(f, a) for f in fits] for c, a in (("log_evidence", "log_evidence"), ("rel_error", "rel_error"),
-            ("r_hat", "r_hat"), ("ess_bulk", "ess_bulk"), ("ess_tail", "ess_tail"), ("method", "method"),
-            ("thin", "thin"), ("divergences", "divergences"))}
+    cols = {
+        c: [getattr(f, a) for f in fits]
+        for c, a in (
+            ("log_evidence", "log_evidence"),
+            ("rel_error", "rel_error"),
+            ("r_hat", "r_hat"),
+            ("ess_bulk", "ess_bulk"),
+            ("ess_tail", "ess_tail"),
+            ("method", "method"),
+            ("thin", "thin"),
+            ("divergences", "divergences"),
+        )
+    }
     return family_evidence_dataset([f.family for f in fits], probabilities, **cols)
 
 
@@ -98,18 +108,27 @@ def assemble(model, fits, rng: np.random.Generator):
         if len(having) == 1:  # one family's own parameter
             conditional[n] = (("chain", "draw"), cond[having[0]][n])
         else:
-            conditional[n] = (("chain", "draw", "component"),
-                              np.stack([cond[f].get(n, np.full((C, D), np.nan)) for f in fams], axis=-1))
+            conditional[n] = (
+                ("chain", "draw", "component"),
+                np.stack([cond[f].get(n, np.full((C, D), np.nan)) for f in fams], axis=-1),
+            )
     conditional_posterior = xr.Dataset(conditional, coords={"chain": chain, "draw": draw, "component": fams})
     conditional_posterior.attrs["note"] = "each family's conditional posterior p(params | data, family)"
-    log_lik = xr.Dataset({model.observed: (("chain", "draw", unit), ll)}, coords={"chain": chain, "draw": draw,
-                                                                                  unit: units})
-    groups = {"posterior": posterior, "conditional_posterior": conditional_posterior, "log_likelihood": log_lik,
-              "component_evidence": evidence_group(fits, probabilities), **model.data_groups()}
+    log_lik = xr.Dataset(
+        {model.observed: (("chain", "draw", unit), ll)}, coords={"chain": chain, "draw": draw, unit: units}
+    )
+    groups = {
+        "posterior": posterior,
+        "conditional_posterior": conditional_posterior,
+        "log_likelihood": log_lik,
+        "component_evidence": evidence_group(fits, probabilities),
+        **model.data_groups(),
+    }
     sampled = [f for f in fits if f.stats is not None]
     if sampled:
-        groups["sample_stats"] = xr.concat([_stats(f.stats) for f in sampled],
-                                           dim=pd.Index([f.family for f in sampled], name="sampled_component"))
+        groups["sample_stats"] = xr.concat(
+            [_stats(f.stats) for f in sampled], dim=pd.Index([f.family for f in sampled], name="sampled_component")
+        )
     idata = az.InferenceData(**groups)
     total, err = sum_with_error(np.array([f.log_evidence for f in fits]), np.array([f.rel_error for f in fits]))
     attrs = {

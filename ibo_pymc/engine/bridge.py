@@ -67,7 +67,7 @@ def bridge_sampling(
     e2 = l2 - lstar
     log_r = 0.0
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is returned: iterations used)
         # numerator: mean over proposal draws of e^{l2} / (s1 e^{l2} + s2 r); denominator likewise over bridge draws
         num = special.logsumexp(e2 - np.logaddexp(np.log(s1) + e2, np.log(s2) + log_r)) - np.log(n2)
         den = special.logsumexp(-np.logaddexp(np.log(s1) + e1, np.log(s2) + log_r)) - np.log(n1)

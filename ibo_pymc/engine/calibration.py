@@ -63,7 +63,15 @@ def uniformity(ranks: pd.DataFrame, n_ranks: int = 99, bins: int = 10) -> pd.Dat
         counts, _ = np.histogram(ranks[col].to_numpy(), bins=edges)
         expected = len(ranks) / bins
         chi2 = float(((counts - expected) ** 2 / expected).sum())
-        rows.append({"quantity": col, "chi2": chi2, "df": bins - 1, "p_value": float(stats.chi2.sf(chi2, bins - 1)), "reps": len(ranks)})
+        rows.append(
+            {
+                "quantity": col,
+                "chi2": chi2,
+                "df": bins - 1,
+                "p_value": float(stats.chi2.sf(chi2, bins - 1)),
+                "reps": len(ranks),
+            }
+        )
     return pd.DataFrame(rows).set_index("quantity")
 
 
@@ -86,7 +94,7 @@ def plot_ranks(ranks: pd.DataFrame, n_ranks: int = 99, bins: int = 10):
         ax.hist(ranks[c], bins=edges, color="tab:blue", alpha=0.8)
         ax.set_title(f"{c}  (chi-square p = {test.loc[c, 'p_value']:.2f})", fontsize=8)
         ax.set_yticks([])
-    for ax in axes.ravel()[len(cols):]:
+    for ax in axes.ravel()[len(cols) :]:
         ax.set_visible(False)
     fig.suptitle(f"SBC rank histograms, {n} replicates (grey: 99% band of a uniform histogram)", fontsize=9)
     fig.tight_layout()

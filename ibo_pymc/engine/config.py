@@ -21,6 +21,12 @@ _ADDED = {"max_strata": 1}
 MASS_MATRICES = ("diag", "low_rank")
 
 
+#: the credible mass of every interval the package reports unless told otherwise, for every task: summaries,
+#: reports, fits tables, plots, HDI regions and population tables (each takes ``hdi_prob`` or ``prob``;
+#: ``ibo-sample --hdi-prob``). Coverage studies and the paper's grid protocol set their own.
+HDI_PROB = 0.95
+
+
 @dataclass(frozen=True)
 class EngineConfig:
     """Sampling (``draws``, ``tune``, ``chains``, ``seed``, ``sampler``, ``cores``, ``target_accept``,
@@ -73,13 +79,17 @@ class EngineConfig:
         if self.sampler not in SAMPLERS:
             raise InputError(f"expected one of {', '.join(SAMPLERS)}, got {self.sampler!r}", field="sampler")
         if self.mass_matrix not in MASS_MATRICES:
-            raise InputError(f"expected one of {', '.join(MASS_MATRICES)}, got {self.mass_matrix!r}", field="mass_matrix")
+            raise InputError(
+                f"expected one of {', '.join(MASS_MATRICES)}, got {self.mass_matrix!r}", field="mass_matrix"
+            )
         if not 0 < self.target_accept < 1:
             raise InputError(f"expected a number in (0, 1), got {self.target_accept!r}", field="target_accept")
-        for name, ok, what in (("target_rhat", self.target_rhat >= 1, "a number >= 1"),
-                               ("min_ess", self.min_ess > 0, "a number > 0"),
-                               ("relevance", 0 <= self.relevance < 1, "a number in [0, 1)"),
-                               ("screen", self.screen > 0, "a number > 0 (inf: no screening)")):
+        for name, ok, what in (
+            ("target_rhat", self.target_rhat >= 1, "a number >= 1"),
+            ("min_ess", self.min_ess > 0, "a number > 0"),
+            ("relevance", 0 <= self.relevance < 1, "a number in [0, 1)"),
+            ("screen", self.screen > 0, "a number > 0 (inf: no screening)"),
+        ):
             if not ok:
                 raise InputError(f"expected {what}, got {getattr(self, name)!r}", field=name)
 
@@ -88,8 +98,9 @@ class EngineConfig:
 
         unknown = sorted(set(changes) - {f.name for f in fields(self)})
         if unknown:
-            raise InputError(f"unknown setting; expected one of {', '.join(f.name for f in fields(self))}",
-                             field=unknown[0])
+            raise InputError(
+                f"unknown setting; expected one of {', '.join(f.name for f in fields(self))}", field=unknown[0]
+            )
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:

@@ -59,9 +59,17 @@ def finish(val, grad, logp):
     return 0
 
 
-def compiled_nutpie_model(logp_cfunc, expand_cfunc, user_data: np.ndarray, names: Sequence[str],
-                          shapes: Sequence[tuple], initial_point: Callable, *, dims: dict | None = None,
-                          coords: dict | None = None):
+def compiled_nutpie_model(
+    logp_cfunc,
+    expand_cfunc,
+    user_data: np.ndarray,
+    names: Sequence[str],
+    shapes: Sequence[tuple],
+    initial_point: Callable,
+    *,
+    dims: dict | None = None,
+    coords: dict | None = None,
+):
     """nutpie's compiled model of a density given as C callbacks over a data buffer ``user_data``.
 
     ``names`` and ``shapes`` lay out the expanded draws (each name takes ``prod(shape)`` coordinates, in
@@ -74,10 +82,19 @@ def compiled_nutpie_model(logp_cfunc, expand_cfunc, user_data: np.ndarray, names
     starts = np.cumsum([0, *sizes])
     slices = [slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:])]
     return CompiledPyMCModel(
-        _n_dim=n_dim, dims=dict(dims or {}), _coords=dict(coords or {}), _shapes=dict(zip(names, shapes)),
-        compiled_logp_func=logp_cfunc, compiled_expand_func=expand_cfunc, initial_point_func=initial_point,
-        shared_data={}, user_data=user_data, n_expanded=n_dim, shape_info=(list(names), slices, list(shapes)),
-        logp_func=None, expand_func=None,
+        _n_dim=n_dim,
+        dims=dict(dims or {}),
+        _coords=dict(coords or {}),
+        _shapes=dict(zip(names, shapes)),
+        compiled_logp_func=logp_cfunc,
+        compiled_expand_func=expand_cfunc,
+        initial_point_func=initial_point,
+        shared_data={},
+        user_data=user_data,
+        n_expanded=n_dim,
+        shape_info=(list(names), slices, list(shapes)),
+        logp_func=None,
+        expand_func=None,
     )
 
 
@@ -101,8 +118,15 @@ def pyfunc_nutpie_model(density: Density, initial_point: Callable):
 
         return expand
 
-    return from_pyfunc(len(names), make_logp, make_expand, [np.dtype("float64")] * len(names), [()] * len(names),
-                       names, make_initial_point_fn=initial_point)
+    return from_pyfunc(
+        len(names),
+        make_logp,
+        make_expand,
+        [np.dtype("float64")] * len(names),
+        [()] * len(names),
+        names,
+        make_initial_point_fn=initial_point,
+    )
 
 
 class Density:

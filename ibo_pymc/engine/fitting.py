@@ -146,9 +146,17 @@ def sample_family(density: Density, mode: np.ndarray, config: EngineConfig, seed
             return mode + 0.1 * np.random.default_rng(s).standard_normal(len(mode))
 
         extra = {"low_rank_modified_mass_matrix": True} if config.mass_matrix == "low_rank" else {}
-        tr = nutpie.sample(density.nutpie_model(initial_point), draws=draws, tune=tune, chains=config.chains,
-                           cores=config.cores, seed=seed, progress_bar=False, target_accept=config.target_accept,
-                           **extra)
+        tr = nutpie.sample(
+            density.nutpie_model(initial_point),
+            draws=draws,
+            tune=tune,
+            chains=config.chains,
+            cores=config.cores,
+            seed=seed,
+            progress_bar=False,
+            target_accept=config.target_accept,
+            **extra,
+        )
         if thin > 1:
             tr = tr.isel(draw=slice(thin - 1, None, thin))
         X = np.stack([tr.posterior[n].values for n in names], axis=-1)
@@ -162,9 +170,17 @@ def sample_family(density: Density, mode: np.ndarray, config: EngineConfig, seed
         rng = np.random.default_rng(seed)
         init = [{"z": mode + 0.1 * rng.standard_normal(len(mode))} for _ in range(config.chains)]
         with pymc_log_level(logging.ERROR), density.pymc_model():
-            tr = pm.sample(draws, tune=tune, chains=config.chains, cores=config.cores or 1, random_seed=seed,
-                           initvals=init, progressbar=False, compute_convergence_checks=False,
-                           target_accept=config.target_accept)
+            tr = pm.sample(
+                draws,
+                tune=tune,
+                chains=config.chains,
+                cores=config.cores or 1,
+                random_seed=seed,
+                initvals=init,
+                progressbar=False,
+                compute_convergence_checks=False,
+                target_accept=config.target_accept,
+            )
         if thin > 1:
             tr = tr.isel(draw=slice(thin - 1, None, thin))
         X = np.asarray(tr.posterior["z"].values, float)
@@ -239,8 +255,11 @@ def fit_components(plan: SamplingPlan, config, *, progress: bool = False):
             fits[i] = f
         plan.evidences(comps, fits, [i for i in todo if fits[i].sampled])
         probs = softmax(np.array([f.log_evidence + plan.log_share(c) for f, c in zip(fits, comps)]))
-        failing = [i for i, f in enumerate(fits) if f.sampled and probs[i] >= config.relevance
-                   and not meets_targets(f.r_hat, f.ess_bulk, f.ess_tail, config)]
+        failing = [
+            i
+            for i, f in enumerate(fits)
+            if f.sampled and probs[i] >= config.relevance and not meets_targets(f.r_hat, f.ess_bulk, f.ess_tail, config)
+        ]
         if not failing:
             break
         split = _split(plan, comps, fits, failing, max_strata)
@@ -252,8 +271,10 @@ def fit_components(plan: SamplingPlan, config, *, progress: bool = False):
             comps = new
             todo = list(range(len(comps))) if plan.joint else list(range(i, i + n + 1))
             if progress:
-                plan.log(f"  multimodal; sampling the strata {', '.join(plan.label(c) for c in comps[i : i + n + 1])} "
-                         "separately")
+                plan.log(
+                    f"  multimodal; sampling the strata {', '.join(plan.label(c) for c in comps[i : i + n + 1])} "
+                    "separately"
+                )
             continue
         if plan.joint:
             todo = list(range(len(comps))) if thin[0] * 2 <= config.max_thin else []
@@ -265,8 +286,10 @@ def fit_components(plan: SamplingPlan, config, *, progress: bool = False):
             thin[i] *= 2  # run longer, keep every thin-th draw
         if progress:
             nth = {2: "2nd", 3: "3rd"}.get(thin[todo[0]], f"{thin[todo[0]]}th")
-            plan.log(f"  not yet converged ({', '.join(fits[i].label for i in failing)}); sampling again, "
-                     f"keeping every {nth} draw")
+            plan.log(
+                f"  not yet converged ({', '.join(fits[i].label for i in failing)}); sampling again, "
+                f"keeping every {nth} draw"
+            )
     return comps, fits, probs
 
 
@@ -316,16 +339,28 @@ class PerFamily(SamplingPlan):
             lap = self.laplace[fam]
             # a family is screened only on a valid Laplace estimate (a failed one, -inf, is sampled)
             if math.isfinite(lap[0]) and lap[0] < best - config.screen:
-                X = np.random.default_rng(self.seeds[k]).multivariate_normal(self.mode[fam], lap[1],
-                                                                             size=(config.chains, config.draws))
+                X = np.random.default_rng(self.seeds[k]).multivariate_normal(
+                    self.mode[fam], lap[1], size=(config.chains, config.draws)
+                )
                 out[k] = ComponentFit(fam, fam, fam, names, X, None, 0, "laplace", lap[0])
                 continue
             seed = int(self.seeds[k].generate_state(1)[0]) + thin[k]
             X, stats = sample_family(self.density[fam], self.mode[fam], config, seed, thin[k])
             r_hat, bulk, tail = diagnose(X, config.rhat_decimals)
             divergences = int(np.asarray(stats["diverging"]).sum()) if "diverging" in stats else 0
-            out[k] = ComponentFit(fam, fam, fam, names, X, stats, thin[k], r_hat=r_hat, ess_bulk=bulk,
-                                  ess_tail=tail, divergences=divergences)
+            out[k] = ComponentFit(
+                fam,
+                fam,
+                fam,
+                names,
+                X,
+                stats,
+                thin[k],
+                r_hat=r_hat,
+                ess_bulk=bulk,
+                ess_tail=tail,
+                divergences=divergences,
+            )
         return out
 
     def evidences(self, comps, fits, todo):
@@ -334,5 +369,7 @@ class PerFamily(SamplingPlan):
             ev = bridge_from_draws(f.draws, self.density[f.family].value, np.random.default_rng(self.seeds[k]))
             f.log_evidence, f.rel_error = ev.log_evidence, ev.rel_error
             if self.progress:
-                self.log(f"  {f.family}: R-hat {f.r_hat:.3f}, ESS {min(f.ess_bulk, f.ess_tail):.0f}"
-                         + (f", thinned {f.thin}x" if f.thin > 1 else ""))
+                self.log(
+                    f"  {f.family}: R-hat {f.r_hat:.3f}, ESS {min(f.ess_bulk, f.ess_tail):.0f}"
+                    + (f", thinned {f.thin}x" if f.thin > 1 else "")
+                )

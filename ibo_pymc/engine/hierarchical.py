@@ -51,6 +51,7 @@ from pytensor.gradient import grad_not_implemented
 from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
+from ibo_pymc.engine.config import HDI_PROB
 from ibo_pymc.engine.priors import UniformPrior
 from ibo_pymc.engine.samplers import pymc_log_level
 from ibo_pymc.errors import InputError
@@ -89,7 +90,9 @@ class SubjectDraws:
         if self.priors is None:
             object.__setattr__(self, "priors", tuple(UniformPrior(0.0, 1.0) for _ in self.columns[1:]))
         if self.shape_priors is None:
-            object.__setattr__(self, "shape_priors", tuple((f"shape_{f}", UniformPrior(0.0, 1.0)) for f in self.families))
+            object.__setattr__(
+                self, "shape_priors", tuple((f"shape_{f}", UniformPrior(0.0, 1.0)) for f in self.families)
+            )
 
     @property
     def has_shape(self) -> np.ndarray:
@@ -98,8 +101,13 @@ class SubjectDraws:
 
     def layout(self) -> tuple:
         """What must agree between the subjects of one hierarchical model."""
-        return (self.model, self.families, self.columns, tuple(self.priors),
-                tuple(None if p is None else p[0] for p in self.shape_priors))
+        return (
+            self.model,
+            self.families,
+            self.columns,
+            tuple(self.priors),
+            tuple(None if p is None else p[0] for p in self.shape_priors),
+        )
 
     def log_base(self, z: np.ndarray | None = None, family: np.ndarray | None = None) -> np.ndarray:
         """log p0 of draws on the standardised scale, summed over the columns: (..., C, S) for the subject's own
@@ -160,8 +168,11 @@ def default_subject_draws(model, n_draws: int = 500, *, drop_below: float = 40.0
     for f in fams:
         own = [n for n in model.priors(f) if n not in shared]
         if len(own) > 1:
-            raise InputError(f"family {f} has {len(own)} parameters of its own ({', '.join(own)}); the hierarchical "
-                             "model takes at most one per family", field="families")
+            raise InputError(
+                f"family {f} has {len(own)} parameters of its own ({', '.join(own)}); the hierarchical "
+                "model takes at most one per family",
+                field="families",
+            )
         shape_priors.append((own[0], model.priors(f)[own[0]]) if own else None)
     priors = tuple(model.priors(fams[0])[n] for n in shared)
     table = component_table(idata)
@@ -174,16 +185,28 @@ def default_subject_draws(model, n_draws: int = 500, *, drop_below: float = 40.0
         cols += [conditional(idata, f, n).values.reshape(-1) for n in shared]
         total = len(cols[1]) if shared else len(cols[0])
         idx = even_indices(total, n_draws)
-        z = [np.zeros(len(idx)) if cols[0] is None else
-             standardise(shape_priors[k][1], shape_priors[k][1].to_unconstrained(cols[0][idx]))]
+        z = [
+            np.zeros(len(idx))
+            if cols[0] is None
+            else standardise(shape_priors[k][1], shape_priors[k][1].to_unconstrained(cols[0][idx]))
+        ]
         z += [standardise(p, p.to_unconstrained(c[idx])) for p, c in zip(priors, cols[1:])]
         zs.append(np.stack(z, axis=-1))
         fam_idx.append(k)
         keep_ev.append(float(logev[k]))
     S = min(len(z) for z in zs)
-    return SubjectDraws(int(model.fit_attrs()["subject"]), _model_label(model), fams, np.array(fam_idx),
-                        np.array(keep_ev), np.stack([z[:S] for z in zs]), ("param", *shared), model, priors,
-                        tuple(shape_priors))
+    return SubjectDraws(
+        int(model.fit_attrs()["subject"]),
+        _model_label(model),
+        fams,
+        np.array(fam_idx),
+        np.array(keep_ev),
+        np.stack([z[:S] for z in zs]),
+        ("param", *shared),
+        model,
+        priors,
+        tuple(shape_priors),
+    )
 
 
 def _model_label(model) -> str:
@@ -301,7 +324,10 @@ class PopulationLogLik(Op):
         g = output_grads[0]
         _, g_a, g_mu, g_sd = self(*inputs)
         return [grad_not_implemented(self, j, inputs[j], "the subjects' draws are data") for j in range(2)] + [
-            g * g_a, g * g_mu, g * g_sd]
+            g * g_a,
+            g * g_mu,
+            g * g_sd,
+        ]
 
 
 population_loglik = PopulationLogLik()
@@ -318,8 +344,12 @@ def build_population_model(subjects: list[SubjectDraws]):
     shaped = [f for f, h in zip(fams, has) if h]
     z, base, fam, logev = _stack(subjects)
     N, C, S, P = z.shape
-    coords = {"subject": [s.subject for s in subjects], "family": list(fams), "parameter": shared,
-              "shape_family": shaped}
+    coords = {
+        "subject": [s.subject for s in subjects],
+        "family": list(fams),
+        "parameter": shared,
+        "shape_family": shaped,
+    }
     with pm.Model(coords=coords) as model:
         mu = pm.Normal("mu", 0.0, MU_SD, dims="parameter")
         sigma = pm.Gamma("sigma", alpha=2.0, beta=2.0 / SIGMA_SCALE, dims="parameter")
@@ -349,14 +379,17 @@ class HierarchicalFit:
     idata: object
     subjects: list = field(repr=False)
 
-    def population(self, prob: float = 0.95) -> pd.DataFrame:
+    def population(self, prob: float = HDI_PROB) -> pd.DataFrame:
         """The population quantities: family mix, each parameter's population median (on its own scale) and
         spread (sigma, logit scale), the families' shape parameters: mean, sd, equal-tailed ``prob`` interval,
         R-hat and ESS."""
         import arviz as az
 
-        names = [n for n in ("family_frequency", "median", "sigma", "median_shape", "sigma_shape")
-                 if n in self.idata.posterior]
+        names = [
+            n
+            for n in ("family_frequency", "median", "sigma", "median_shape", "sigma_shape")
+            if n in self.idata.posterior
+        ]
         post = self.idata.posterior[names]
         q = [(1 - prob) / 2, (1 + prob) / 2]
         rows = []
@@ -365,10 +398,19 @@ class HierarchicalFit:
             other = [d for d in da.dims if d not in ("chain", "draw")]
             for label in da[other[0]].values:
                 x = da.sel({other[0]: label})
-                rows.append({"quantity": name, "label": str(label), "mean": float(x.mean()), "sd": float(x.std()),
-                             "lower": float(x.quantile(q[0])), "upper": float(x.quantile(q[1])),
-                             "r_hat": float(az.rhat(x.values)), "ess_bulk": float(az.ess(x.values)),
-                             "ess_tail": float(az.ess(x.values, method="tail"))})
+                rows.append(
+                    {
+                        "quantity": name,
+                        "label": str(label),
+                        "mean": float(x.mean()),
+                        "sd": float(x.std()),
+                        "lower": float(x.quantile(q[0])),
+                        "upper": float(x.quantile(q[1])),
+                        "r_hat": float(az.rhat(x.values)),
+                        "ess_bulk": float(az.ess(x.values)),
+                        "ess_tail": float(az.ess(x.values, method="tail")),
+                    }
+                )
         return pd.DataFrame(rows)
 
     def convergence(self) -> dict:
@@ -377,8 +419,12 @@ class HierarchicalFit:
 
         names = [n for n in ("mu", "sigma", "mu_shape", "sigma_shape", "family_frequency") if n in self.idata.posterior]
         s = az.summary(self.idata, var_names=names, kind="diagnostics", round_to="none")
-        return {"r_hat": float(s["r_hat"].max()), "ess_bulk": float(s["ess_bulk"].min()), "ess_tail": float(s["ess_tail"].min()),
-                "divergences": int(self.idata.sample_stats["diverging"].sum())}
+        return {
+            "r_hat": float(s["r_hat"].max()),
+            "ess_bulk": float(s["ess_bulk"].min()),
+            "ess_tail": float(s["ess_tail"].min()),
+            "divergences": int(self.idata.sample_stats["diverging"].sum()),
+        }
 
     def subject_idata(self, subject: int):
         """One subject's shrunken posterior in the layout of a single-subject fit's ``posterior`` group (each
@@ -403,24 +449,48 @@ class HierarchicalFit:
         for s in self.subjects:
             indep = s.fit.idata.posterior
             for model_name in s.columns[1:]:
-                rows.append({"subject": s.subject, "parameter": model_name,
-                             "independent": float(indep[model_name].mean()),
-                             "hierarchical": float(sub[model_name].sel(subject=s.subject).mean())})
+                rows.append(
+                    {
+                        "subject": s.subject,
+                        "parameter": model_name,
+                        "independent": float(indep[model_name].mean()),
+                        "hierarchical": float(sub[model_name].sel(subject=s.subject).mean()),
+                    }
+                )
         return pd.DataFrame(rows)
 
 
-def fit_hierarchical(fits, *, draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int = 0, n_draws: int = 500,
-                     target_accept: float = 0.95, progress: bool = False, cores: int | None = None) -> HierarchicalFit:
+def fit_hierarchical(
+    fits,
+    *,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 4,
+    seed: int = 0,
+    n_draws: int = 500,
+    target_accept: float = 0.95,
+    progress: bool = False,
+    cores: int | None = None,
+) -> HierarchicalFit:
     """Sample the hierarchical model from the subjects' independent fits (models of a task, all of one model:
-    :meth:`~ibo_pymc.engine.model.IBOModelBase.subject_draws`) and assemble its InferenceData (groups ``posterior``: population quantities;
+    :meth:`~ibo_pymc.engine.model.IBOModelBase.subject_draws`) and assemble its InferenceData (groups ``posterior``:
+    population quantities;
     ``subject_posterior``: shrunken subject parameters and families; ``subject_diagnostics``: Pareto k of each
     subject's importance weights; ``sample_stats``)."""
     subjects = [f.subject_draws(n_draws) for f in fits]
     models = {s.model for s in subjects}
     if len(models) != 1:
         raise InputError(f"the fits must all be of one model, got {', '.join(sorted(models))}", field="fits")
-    return fit_population(subjects, draws=draws, tune=tune, chains=chains, seed=seed,
-                          target_accept=target_accept, progress=progress, cores=cores)
+    return fit_population(
+        subjects,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        seed=seed,
+        target_accept=target_accept,
+        progress=progress,
+        cores=cores,
+    )
 
 
 def even_indices(total: int, n: int) -> np.ndarray:
@@ -432,8 +502,17 @@ def _thin(z: np.ndarray, S: int) -> np.ndarray:
     return z[:, even_indices(z.shape[1], S)]
 
 
-def fit_population(subjects: list[SubjectDraws], *, draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int = 0,
-                   target_accept: float = 0.95, progress: bool = False, cores: int | None = None) -> HierarchicalFit:
+def fit_population(
+    subjects: list[SubjectDraws],
+    *,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 4,
+    seed: int = 0,
+    target_accept: float = 0.95,
+    progress: bool = False,
+    cores: int | None = None,
+) -> HierarchicalFit:
     """The population stage of :func:`fit_hierarchical` on the subjects' :class:`SubjectDraws` (all of one model and
     one set of families; each is thinned evenly to the smallest number of draws, the same in both stages)."""
     import dataclasses
@@ -444,13 +523,18 @@ def fit_population(subjects: list[SubjectDraws], *, draws: int = 1000, tune: int
     first = subjects[0]
     for s in subjects:
         if s.layout() != first.layout():
-            raise InputError(f"subject {s.subject}: fitted as {s.model} with families {s.families}; subject "
-                             f"{first.subject} as {first.model} with {first.families}: a hierarchical model needs one",
-                             field="subjects")
+            raise InputError(
+                f"subject {s.subject}: fitted as {s.model} with families {s.families}; subject "
+                f"{first.subject} as {first.model} with {first.families}: a hierarchical model needs one",
+                field="subjects",
+            )
     ids = [s.subject for s in subjects]
     if len(set(ids)) < len(ids):
-        raise InputError(f"subject {next(i for i in ids if ids.count(i) > 1)} appears twice; a hierarchical model "
-                         "needs one fit per subject", field="subjects")
+        raise InputError(
+            f"subject {next(i for i in ids if ids.count(i) > 1)} appears twice; a hierarchical model "
+            "needs one fit per subject",
+            field="subjects",
+        )
     S = min(s.z.shape[1] for s in subjects)
     subjects = [s if s.z.shape[1] == S else dataclasses.replace(s, z=_thin(s.z, S)) for s in subjects]
     ss = np.random.SeedSequence(seed)
@@ -458,9 +542,16 @@ def fit_population(subjects: list[SubjectDraws], *, draws: int = 1000, tune: int
     model = build_population_model(subjects)
     # "Initializing NUTS ...", "Sampling 4 chains ..." only with the progress bar
     with pymc_log_level(None if progress else logging.WARNING), model:
-        idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, os.cpu_count() or 1),
-                          random_seed=int(s_nuts.generate_state(1)[0]), target_accept=target_accept,
-                          progressbar=progress, compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores or min(chains, os.cpu_count() or 1),
+            random_seed=int(s_nuts.generate_state(1)[0]),
+            target_accept=target_accept,
+            progressbar=progress,
+            compute_convergence_checks=False,
+        )
     _add_natural_scale(idata, subjects)
     idata.add_groups(_subject_posterior(idata, subjects, np.random.default_rng(s_resample)))
     return HierarchicalFit(idata, subjects)
@@ -480,7 +571,9 @@ def _add_natural_scale(idata, subjects) -> None:
     post["median"].attrs["note"] = "population median of each parameter on its own scale"
     if "mu_shape" in post:
         shaped = [p[1] for p in s0.shape_priors if p is not None]
-        post["median_shape"] = natural(shaped, post["mu_shape"].transpose("chain", "draw", "shape_family"), "shape_family")
+        post["median_shape"] = natural(
+            shaped, post["mu_shape"].transpose("chain", "draw", "shape_family"), "shape_family"
+        )
 
 
 def _subject_posterior(idata, subjects, rng, *, chunk: int = 250, k_draws: int = 100):
@@ -521,8 +614,17 @@ def _subject_posterior(idata, subjects, rng, *, chunk: int = 250, k_draws: int =
         ks = []
         for a in range(0, T, chunk):
             t = slice(a, min(a + chunk, T))
-            m = np.concatenate([mu_k[t][:, s.component_family][..., None], np.broadcast_to(mu[t][:, None, :], (t.stop - a, C, P - 1))], -1)
-            sd = np.concatenate([sigma_k[t][:, s.component_family][..., None], np.broadcast_to(sigma[t][:, None, :], (t.stop - a, C, P - 1))], -1)
+            m = np.concatenate(
+                [mu_k[t][:, s.component_family][..., None], np.broadcast_to(mu[t][:, None, :], (t.stop - a, C, P - 1))],
+                -1,
+            )
+            sd = np.concatenate(
+                [
+                    sigma_k[t][:, s.component_family][..., None],
+                    np.broadcast_to(sigma[t][:, None, :], (t.stop - a, C, P - 1)),
+                ],
+                -1,
+            )
             logw = _log_ratio(s.z[None], base, m[:, :, None, :], sd[:, :, None, :], np)  # (t, C, S)
             logw += s.log_evidence[None, :, None] + np.log(pi[t][:, s.component_family])[:, :, None]
             flat = logw.reshape(len(m), C * S)
@@ -545,16 +647,25 @@ def _subject_posterior(idata, subjects, rng, *, chunk: int = 250, k_draws: int =
             for i in sorted(x - a for x in k_at if a <= x < t.stop):
                 ks.append(float(az.psislw(flat[i] - flat[i].max())[1]))
         pareto[n] = np.median(ks), np.max(ks)
-    coords = {"chain": np.arange(Cn), "draw": np.arange(Dn), "subject": [s.subject for s in subjects], "family": list(s0.families)}
+    coords = {
+        "chain": np.arange(Cn),
+        "draw": np.arange(Dn),
+        "subject": [s.subject for s in subjects],
+        "family": list(s0.families),
+    }
     ds = {name: (("chain", "draw", "subject"), v.reshape(Cn, Dn, -1)) for name, v in out.items()}
     ds["shape_parameter"] = (("chain", "draw", "subject"), shape.reshape(Cn, Dn, -1))
     ds["family_draw"] = (("chain", "draw", "subject"), family.reshape(Cn, Dn, -1), {"labels": ",".join(s0.families)})
     ds["family_prob"] = (("chain", "draw", "subject", "family"), fam_prob.reshape(Cn, Dn, len(subjects), -1))
     sub = xr.Dataset(ds, coords=coords)
-    diag = xr.Dataset({"pareto_k": ("subject", pareto[:, 0]), "pareto_k_max": ("subject", pareto[:, 1])},
-                      coords={"subject": coords["subject"]})
-    diag.attrs["note"] = ("PSIS Pareto k of each subject's importance weights at population draws spread over the posterior: "
-                          "median and largest; above 0.7 the subject's reweighted posterior rests on few draws")
+    diag = xr.Dataset(
+        {"pareto_k": ("subject", pareto[:, 0]), "pareto_k_max": ("subject", pareto[:, 1])},
+        coords={"subject": coords["subject"]},
+    )
+    diag.attrs["note"] = (
+        "PSIS Pareto k of each subject's importance weights at population draws spread over the posterior: "
+        "median and largest; above 0.7 the subject's reweighted posterior rests on few draws"
+    )
     return {"subject_posterior": sub, "subject_diagnostics": diag}
 
 
@@ -571,8 +682,18 @@ class HierarchicalModel:
     :func:`fit_hierarchical` on the fits (what ``ibo-cohort hierarchical`` does).
     """
 
-    def __init__(self, model_class, observations, *args, n_draws: int = 500, population_draws: int = 1000,
-                 population_tune: int = 1000, population_chains: int = 4, target_accept: float = 0.95, **kw):
+    def __init__(
+        self,
+        model_class,
+        observations,
+        *args,
+        n_draws: int = 500,
+        population_draws: int = 1000,
+        population_tune: int = 1000,
+        population_chains: int = 4,
+        target_accept: float = 0.95,
+        **kw,
+    ):
         if hasattr(observations, "subjects") and hasattr(observations, "observations"):
             observations = [observations.observations(s) for s in observations.subjects]
         self.observations = list(observations)
@@ -580,8 +701,13 @@ class HierarchicalModel:
             raise InputError("a hierarchical model needs at least two subjects", field="observations")
         self.models = [model_class(o, *args, **kw) for o in self.observations]
         self.config = self.models[0].config
-        self.settings = {"n_draws": n_draws, "draws": population_draws, "tune": population_tune,
-                         "chains": population_chains, "target_accept": target_accept}
+        self.settings = {
+            "n_draws": n_draws,
+            "draws": population_draws,
+            "tune": population_tune,
+            "chains": population_chains,
+            "target_accept": target_accept,
+        }
         self.result: HierarchicalFit | None = None
 
     def fit(self, progress: bool = False):
@@ -599,7 +725,7 @@ class HierarchicalModel:
     def idata(self):
         return None if self.result is None else self.result.idata
 
-    def population(self, prob: float = 0.95) -> pd.DataFrame:
+    def population(self, prob: float = HDI_PROB) -> pd.DataFrame:
         return self._need_fit().population(prob)
 
     def shrinkage(self) -> pd.DataFrame:
@@ -611,5 +737,13 @@ class HierarchicalModel:
         return self.result
 
 
-__all__ = ["HierarchicalFit", "HierarchicalModel", "SubjectDraws", "build_population_model", "default_subject_draws",
-           "fit_hierarchical", "fit_population", "population_loglik"]
+__all__ = [
+    "HierarchicalFit",
+    "HierarchicalModel",
+    "SubjectDraws",
+    "build_population_model",
+    "default_subject_draws",
+    "fit_hierarchical",
+    "fit_population",
+    "population_loglik",
+]

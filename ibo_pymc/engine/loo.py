@@ -91,8 +91,14 @@ class ComponentDraws:
     loglik: Callable
 
 
-def psis_components(pieces: list[ComponentDraws], *, relevance: float, moment_match: bool = True,
-                    k_threshold: float = K_THRESHOLD, var_name: str = "y") -> list[ComponentLOO]:
+def psis_components(
+    pieces: list[ComponentDraws],
+    *,
+    relevance: float,
+    moment_match: bool = True,
+    k_threshold: float = K_THRESHOLD,
+    var_name: str = "y",
+) -> list[ComponentLOO]:
     """PSIS-LOO of every component (module docstring). With ``moment_match``, a component is moment-matched
     when one of its units has k above ``k_threshold`` and the component matters for that unit (leave-one-out
     probability at least ``relevance``)."""
@@ -117,8 +123,13 @@ def psis_components(pieces: list[ComponentDraws], *, relevance: float, moment_ma
         p = float(piece.probability)
         lppd = logsumexp(ll.reshape(-1, ll.shape[-1]), axis=0) - np.log(ll.shape[0] * ll.shape[1])
         out.append(
-            ComponentLOO(piece.component, np.log(p) if p > 0 else -np.inf, np.asarray(lo.elpd_i.values, float),
-                         np.asarray(lo.pareto_k.values, float), lppd)
+            ComponentLOO(
+                piece.component,
+                np.log(p) if p > 0 else -np.inf,
+                np.asarray(lo.elpd_i.values, float),
+                np.asarray(lo.pareto_k.values, float),
+                lppd,
+            )
         )
         per.append((data, lo, log_prob_upars, log_lik_i_upars, piece.z))
     if moment_match:
@@ -130,8 +141,9 @@ def psis_components(pieces: list[ComponentDraws], *, relevance: float, moment_ma
             upars = xr.DataArray(z, dims=("chain", "draw", "upars"))
             # the k fit of degenerate weights divides by zero: k reports it (as in the plain PSIS above)
             with quiet_pareto(), np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-                mm = arviz_stats.loo_moment_match(data, lo, lp, lli, upars=upars, k_threshold=k_threshold,
-                                                  pointwise=True, var_name=var_name)
+                mm = arviz_stats.loo_moment_match(
+                    data, lo, lp, lli, upars=upars, k_threshold=k_threshold, pointwise=True, var_name=var_name
+                )
             new_k = np.asarray(mm.pareto_k.values, float)
             out[k].n_moment_matched = int(((out[k].pareto_k > k_threshold) & (new_k < out[k].pareto_k)).sum())
             out[k].elpd_i = np.asarray(mm.elpd_i.values, float)
@@ -164,8 +176,9 @@ def combine(parts: list[ComponentLOO], relevance: float):
     return elpd_i, k, lppd_i
 
 
-def elpd_data(parts: list[ComponentLOO], relevance: float, n_samples: int, unit: str, units,
-              k_threshold: float = K_THRESHOLD):
+def elpd_data(
+    parts: list[ComponentLOO], relevance: float, n_samples: int, unit: str, units, k_threshold: float = K_THRESHOLD
+):
     """The mixture's PSIS-LOO from its components' estimates as an :class:`arviz.ELPDData` (works with
     :func:`arviz.compare` and :func:`arviz.reloo`); its ``pareto_k`` is the k of each unit's estimate,
     ``n_moment_matched`` (an extra entry) counts the (component, unit) estimates moment matching improved."""
@@ -257,10 +270,16 @@ def UnitRefit(model, log=None):  # noqa: N802 - a class, made on first use (Arvi
 def reliable_loo(model, *, k_threshold: float = K_THRESHOLD, moment_match: bool = True, log=None):
     """PSIS-LOO of a fitted model of the base class that every unit can trust: per-component PSIS, moment
     matching, then exact refits of the units still above ``k_threshold``. Returns ``(ELPDData, n_refit)``."""
-    parts = psis_components(model.component_draws(), relevance=float(model.config.relevance),
-                            moment_match=moment_match, k_threshold=k_threshold, var_name=model.observed)
+    parts = psis_components(
+        model.component_draws(),
+        relevance=float(model.config.relevance),
+        moment_match=moment_match,
+        k_threshold=k_threshold,
+        var_name=model.observed,
+    )
     ll = model.idata.log_likelihood[model.observed]
     unit, units = model.unit_coords()
-    loo = elpd_data(parts, float(model.config.relevance), ll.sizes["chain"] * ll.sizes["draw"], unit, units,
-                    k_threshold)
+    loo = elpd_data(
+        parts, float(model.config.relevance), ll.sizes["chain"] * ll.sizes["draw"], unit, units, k_threshold
+    )
     return refit_unreliable(loo, UnitRefit(model, log=log), k_threshold=k_threshold)

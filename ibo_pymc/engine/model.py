@@ -22,8 +22,8 @@ hook                          what it gives
 ``file_name()``               the default file name of the fit
 ============================  ==========================================================================
 
-The engine (:mod:`ibo_pymc.engine.fitting`, :mod:`ibo_pymc.engine.assembly`) does the rest, the same way for every task, and writes the
-fit schema (:mod:`.schema`). ``seed_entropy()`` may be overridden so that a cohort's subjects get
+The engine (:mod:`ibo_pymc.engine.fitting`, :mod:`ibo_pymc.engine.assembly`) does the rest, the same way for every
+task, and writes the fit schema (:mod:`.schema`). ``seed_entropy()`` may be overridden so that a cohort's subjects get
 independent streams from one seed.
 """
 
@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ibo_pymc.engine.config import EngineConfig
+from ibo_pymc.engine.config import HDI_PROB, EngineConfig
 from ibo_pymc.errors import InputError
 
 
@@ -45,9 +45,11 @@ class IBOModelBase:
     """Inverse Bayesian optimisation of one subject: fit, family probabilities, summary, diagnostics, LOO,
     save and load (module docstring for what a task supplies).
 
-    >>> m = SomeTaskModel(observations, draws=1000, seed=1)   # doctest: +SKIP
-    >>> idata = m.fit()                                        # doctest: +SKIP
-    >>> m.family_probabilities(); m.summary(); m.loo()         # doctest: +SKIP
+    >>> m = SomeTaskModel(observations, draws=1000, seed=1)  # doctest: +SKIP
+    >>> idata = m.fit()  # doctest: +SKIP
+    >>> m.family_probabilities()
+    ... m.summary()
+    ... m.loo()  # doctest: +SKIP
     """
 
     task: ClassVar[str] = ""
@@ -141,8 +143,9 @@ class IBOModelBase:
 
     def _need_fit(self):
         if self.idata is None:
-            raise RuntimeError(f"fit the model first ({type(self).__name__}.fit) or load a saved fit "
-                               f"({type(self).__name__}.load)")
+            raise RuntimeError(
+                f"fit the model first ({type(self).__name__}.fit) or load a saved fit ({type(self).__name__}.load)"
+            )
         return self.idata
 
     # --- results ---------------------------------------------------------------------------------
@@ -156,9 +159,23 @@ class IBOModelBase:
         """Per component: probability, worst R-hat, smallest bulk and tail ESS, divergences, how its evidence
         was obtained, the thinning, whether convergence is required (probability >= ``relevance``) and met."""
         ev = self._need_fit()["component_evidence"]
-        df = pd.DataFrame({v: ev[v].values for v in ("component_family", "probability", "r_hat", "ess_bulk",
-                                                      "ess_tail", "divergences", "method", "thin") if v in ev},
-                          index=pd.Index([str(c) for c in ev["component"].values], name="component"))
+        df = pd.DataFrame(
+            {
+                v: ev[v].values
+                for v in (
+                    "component_family",
+                    "probability",
+                    "r_hat",
+                    "ess_bulk",
+                    "ess_tail",
+                    "divergences",
+                    "method",
+                    "thin",
+                )
+                if v in ev
+            },
+            index=pd.Index([str(c) for c in ev["component"].values], name="component"),
+        )
         cfg = self.config
         df["required"] = df["probability"] >= cfg.relevance
         ok = (df["r_hat"] <= cfg.target_rhat) & (df[["ess_bulk", "ess_tail"]].min(axis=1) >= cfg.min_ess)
@@ -175,27 +192,32 @@ class IBOModelBase:
         diag = self.diagnostics()
         return [str(q) for q in diag.index[~diag["converged"]]]
 
-    def report(self, elapsed: float | None = None) -> str:
+    def report(self, elapsed: float | None = None, hdi_prob: float = HDI_PROB) -> str:
         """The fit in words, as ``ibo-sample`` prints it: family probabilities, the summary of the families
-        whose probability reaches ``relevance``, and the convergence of the components that must converge."""
+        whose probability reaches ``relevance`` (HDIs of mass ``hdi_prob``), and the convergence of the
+        components that must converge."""
         attrs = self.fit_attrs()
         label = ", ".join(str(v) for k, v in attrs.items() if k not in ("subject", "model")) or attrs.get("model", "")
         probs = self.family_probabilities()
-        summ = self.summary()
+        summ = self.summary(hdi_prob)
         summ = summ[summ["probability"] >= self.config.relevance]
         diag = self.diagnostics()
         req = diag[diag["required"]]
         with pd.option_context("display.width", 140):
             table = summ.to_string(index=False, float_format=lambda v: f"{v:.3f}")
-        return "\n".join([
-            f"\n{self.unit_name} {attrs['subject']}, {label}" + (f": {elapsed:.1f} s" if elapsed is not None else ""),
-            "posterior family probabilities: " + ", ".join(f"{f} {p:.3f}" for f, p in probs.items()),
-            table,
-            f"R-hat max {req['r_hat'].max():.3f}, bulk ESS min {req['ess_bulk'].min():.0f}, tail ESS min "
-            f"{req['ess_tail'].min():.0f}, divergences {int(diag['divergences'].sum())} (families with probability "
-            f">= {self.config.relevance})"])
+        return "\n".join(
+            [
+                f"\n{self.unit_name} {attrs['subject']}, {label}"
+                + (f": {elapsed:.1f} s" if elapsed is not None else ""),
+                "posterior family probabilities: " + ", ".join(f"{f} {p:.3f}" for f, p in probs.items()),
+                table,
+                f"R-hat max {req['r_hat'].max():.3f}, bulk ESS min {req['ess_bulk'].min():.0f}, tail ESS min "
+                f"{req['ess_tail'].min():.0f}, divergences {int(diag['divergences'].sum())} (families with probability "
+                f">= {self.config.relevance})",
+            ]
+        )
 
-    def summary(self, hdi_prob: float = 0.95) -> pd.DataFrame:
+    def summary(self, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
         """Per family with its probability, each parameter's conditional posterior mean, sd and HDI; a last
         block ``marginal`` for the family-marginalised draws of the parameters every family has."""
         import arviz as az
@@ -204,10 +226,14 @@ class IBOModelBase:
 
         idata = self._need_fit()
         probs = self.family_probabilities()
-        rows = [_row(fam, float(probs[fam]), n, conditional(idata, fam, n).values.ravel(), hdi_prob, az)
-                for fam in self.families for n in self.priors(fam)]
-        rows += [_row("marginal", 1.0, n, idata.posterior[n].values.ravel(), hdi_prob, az)
-                 for n in self._shared_parameters()]
+        rows = [
+            _row(fam, float(probs[fam]), n, conditional(idata, fam, n).values.ravel(), hdi_prob, az)
+            for fam in self.families
+            for n in self.priors(fam)
+        ]
+        rows += [
+            _row("marginal", 1.0, n, idata.posterior[n].values.ravel(), hdi_prob, az) for n in self._shared_parameters()
+        ]
         return pd.DataFrame(rows)
 
     def _shared_parameters(self) -> list[str]:
@@ -234,7 +260,8 @@ class IBOModelBase:
         return loo
 
     def subject_draws(self, n_draws: int = 500, *, drop_below: float = 40.0):
-        """What the hierarchical model takes of this subject's fit (:class:`~ibo_pymc.engine.hierarchical.SubjectDraws`):
+        """What the hierarchical model takes of this subject's fit
+        (:class:`~ibo_pymc.engine.hierarchical.SubjectDraws`):
         ``n_draws`` conditional draws of each family, families more than ``drop_below`` nats of evidence below
         the best left out."""
         from ibo_pymc.engine.hierarchical import default_subject_draws
@@ -272,8 +299,9 @@ class IBOModelBase:
         fams = post["family_draw"].attrs["labels"].split(",")
         names = {n for f in fams for n in self.priors(f)}
         flat = {n: post[n].values.ravel() for n in names}
-        return pointwise_loglik(type(self)(observations, config=self.config), post["family_draw"].values.ravel(),
-                                flat, fams)
+        return pointwise_loglik(
+            type(self)(observations, config=self.config), post["family_draw"].values.ravel(), flat, fams
+        )
 
     def predict(self, family: str, params: dict, rng: np.random.Generator) -> dict:
         """Draws of the observed data at many parameter points of one family (``params``: name -> (n,)), each
@@ -302,15 +330,20 @@ class IBOModelBase:
                     out.setdefault(name, np.empty((family.size,) + v.shape[1:], v.dtype))[sel] = v
         obs = idata["observed_data"]
         C, D = post.sizes["chain"], post.sizes["draw"]
-        ds = xr.Dataset({n: (("chain", "draw", *obs[n].dims), v.reshape((C, D) + v.shape[1:])) for n, v in out.items()},
-                        coords={"chain": post["chain"].values, "draw": post["draw"].values,
-                                **{d: obs[d].values for n in out for d in obs[n].dims}})
+        ds = xr.Dataset(
+            {n: (("chain", "draw", *obs[n].dims), v.reshape((C, D) + v.shape[1:])) for n, v in out.items()},
+            coords={
+                "chain": post["chain"].values,
+                "draw": post["draw"].values,
+                **{d: obs[d].values for n in out for d in obs[n].dims},
+            },
+        )
         ds.attrs.update({k: v for k, v in post.attrs.items() if k in ("task", "subject", "model", "config_hash")})
         ds.attrs["seed"] = seed
         idata.add_groups(posterior_predictive=ds)
         return idata["posterior_predictive"]
 
-    def plot(self, *, hdi_prob: float = 0.95):
+    def plot(self, *, hdi_prob: float = HDI_PROB):
         """The fit at a glance: the families' posterior probabilities and each shared parameter's
         family-marginalised posterior (one panel each); returns the figure."""
         import matplotlib.pyplot as plt
@@ -347,8 +380,9 @@ class IBOModelBase:
         if path.is_file():  # an unreadable file, or a fit of another task, is an error, not fitted over
             idata = read_fit(path)
             saved, _ = cls._saved(idata, path)
-            if saved.key() == m.config.key() and all(g in idata.groups() and idata[g].equals(ds)
-                                                     for g, ds in m.data_groups().items()):
+            if saved.key() == m.config.key() and all(
+                g in idata.groups() and idata[g].equals(ds) for g, ds in m.data_groups().items()
+            ):
                 m.idata = idata
                 return m
         m.fit()
@@ -372,8 +406,12 @@ class IBOModelBase:
         idata = read_fit(path)
         saved, observations = cls._saved(idata, path)
         if config is not None and config.key() != saved.key():
-            raise InputError(f"fitted with another configuration (hash {saved.key()}, expected {config.key()}); "
-                             "fit again or load it without a configuration", path=path, field="config")
+            raise InputError(
+                f"fitted with another configuration (hash {saved.key()}, expected {config.key()}); "
+                "fit again or load it without a configuration",
+                path=path,
+                field="config",
+            )
         m = cls(observations, config=saved)
         m.idata = idata
         return m
@@ -388,8 +426,9 @@ class IBOModelBase:
         try:
             return cls.config_class.from_dict(json.loads(attrs["config"])), cls.from_fit(idata)
         except (KeyError, ValueError, TypeError, AttributeError) as exc:
-            raise InputError(f"malformed {cls.task} fit ({type(exc).__name__}: {exc})", path=path,
-                             field="config") from None
+            raise InputError(
+                f"malformed {cls.task} fit ({type(exc).__name__}: {exc})", path=path, field="config"
+            ) from None
 
 
 def _hdi(v, prob):
@@ -401,5 +440,12 @@ def _hdi(v, prob):
 
 def _row(family, probability, name, v, prob, az):
     lo, hi = _hdi(v, prob)
-    return {"family": family, "probability": probability, "parameter": name, "mean": float(np.mean(v)),
-            "sd": float(np.std(v)), "hdi_lower": lo, "hdi_upper": hi}
+    return {
+        "family": family,
+        "probability": probability,
+        "parameter": name,
+        "mean": float(np.mean(v)),
+        "sd": float(np.std(v)),
+        "hdi_lower": lo,
+        "hdi_upper": hi,
+    }

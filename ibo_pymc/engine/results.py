@@ -42,9 +42,16 @@ def component_table(idata) -> pd.DataFrame:
     err = json.loads(attrs["component_log_evidence_rel_error"])
     prob = json.loads(attrs["component_probability"])
     diag = json.loads(attrs.get("conditional_diagnostics", "{}"))
-    rows = [{"family": c["family"], "log_evidence": ev[c["label"]], "log_evidence_rel_error": err[c["label"]],
-             "probability": prob[c["label"]], **{k: diag.get(c["label"], {}).get(k, np.nan) for k in ("r_hat", "ess_bulk", "ess_tail")}}
-            for c in comps]
+    rows = [
+        {
+            "family": c["family"],
+            "log_evidence": ev[c["label"]],
+            "log_evidence_rel_error": err[c["label"]],
+            "probability": prob[c["label"]],
+            **{k: diag.get(c["label"], {}).get(k, np.nan) for k in ("r_hat", "ess_bulk", "ess_tail")},
+        }
+        for c in comps
+    ]
     return pd.DataFrame(rows, index=pd.Index([c["label"] for c in comps], name="component"))[list(COLUMNS)]
 
 
@@ -52,8 +59,10 @@ def family_table(idata) -> pd.DataFrame:
     """Per family: ``log_evidence`` (summed over its strata) and posterior ``probability``."""
     if "component_evidence" in idata.groups():
         ds = idata["component_evidence"]
-        return pd.DataFrame({"log_evidence": ds["family_log_evidence"].values, "probability": ds["family_probability"].values},
-                            index=pd.Index([str(v) for v in ds["family"].values], name="family"))
+        return pd.DataFrame(
+            {"log_evidence": ds["family_log_evidence"].values, "probability": ds["family_probability"].values},
+            index=pd.Index([str(v) for v in ds["family"].values], name="family"),
+        )
     attrs = idata.posterior.attrs
     ev = json.loads(attrs["family_log_evidence"])
     prob = json.loads(attrs["family_probability"])
@@ -95,8 +104,9 @@ def log_evidence(idata) -> pd.DataFrame:
     return pd.DataFrame(rows, index=["log_evidence", "error"]).T.rename_axis("family")
 
 
-def family_evidence_dataset(families, probability, *, log_evidence, rel_error, r_hat, ess_bulk, ess_tail, method,
-                            thin, divergences) -> xr.Dataset:
+def family_evidence_dataset(
+    families, probability, *, log_evidence, rel_error, r_hat, ess_bulk, ess_tail, method, thin, divergences
+) -> xr.Dataset:
     """The ``component_evidence`` group of a fit whose components are its families (the family-by-family
     engine's, and older grid fits read by :func:`ibo_pymc.engine.schema.read_fit`)."""
     log_ev = np.asarray(log_evidence, float)

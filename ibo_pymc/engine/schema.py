@@ -35,8 +35,8 @@ log model evidence ``log_evidence`` with the family marginalised, its ``log_evid
 :func:`read_fit` reads a saved fit and brings an older file to this schema, so that everything downstream
 (LOO, BMS, summaries, plots) reads one layout. Every task writes format 4. Older formats: hotspot fits 2
 (evidences as JSON attrs) and 3 (``component_evidence``) already have the layout and gain the attrs ``task``
-and ``observed``; grid-search fits of format 1 (attr ``format``; conditional draws as ``<name>_given_family`` in ``posterior``;
-``family_evidence``) are rewritten.
+and ``observed``; grid-search fits of format 1 (attr ``format``; conditional draws as ``<name>_given_family``
+in ``posterior``; ``family_evidence``) are rewritten.
 """
 
 from __future__ import annotations
@@ -65,8 +65,9 @@ def open_fit(path):
         idata = az.from_netcdf(str(path), engine="h5netcdf")
         idata.load()
     except Exception as exc:  # noqa: BLE001 - any reader failure means a bad file
-        raise InputError(f"cannot read NetCDF ({type(exc).__name__}); expected a fit written by ibo-sample",
-                         path=path) from None
+        raise InputError(
+            f"cannot read NetCDF ({type(exc).__name__}); expected a fit written by ibo-sample", path=path
+        ) from None
     return idata
 
 
@@ -112,13 +113,20 @@ def _gridsearch_format_1(idata):
     config["target_rhat"], config["min_ess"] = config.pop("r_hat", 1.01), config.pop("ess", 400.0)
     from ibo_pymc.engine.results import family_evidence_dataset
 
-    evidence = family_evidence_dataset(fams, ev["probability"].values, log_evidence=ev["log_evidence"].values,
-                                       rel_error=ev["rel_error"].values,
-                                       **{c: ev[c].values for c in ("r_hat", "ess_bulk", "ess_tail", "method", "thin",
-                                                                    "divergences")})
-    groups = {"posterior": posterior, "conditional_posterior": xr.Dataset(cond).assign_coords(component=fams),
-              "log_likelihood": idata.log_likelihood, "component_evidence": evidence,
-              "observed_data": idata.observed_data}
+    evidence = family_evidence_dataset(
+        fams,
+        ev["probability"].values,
+        log_evidence=ev["log_evidence"].values,
+        rel_error=ev["rel_error"].values,
+        **{c: ev[c].values for c in ("r_hat", "ess_bulk", "ess_tail", "method", "thin", "divergences")},
+    )
+    groups = {
+        "posterior": posterior,
+        "conditional_posterior": xr.Dataset(cond).assign_coords(component=fams),
+        "log_likelihood": idata.log_likelihood,
+        "component_evidence": evidence,
+        "observed_data": idata.observed_data,
+    }
     if "sample_stats" in idata.groups():
         groups["sample_stats"] = idata.sample_stats.rename(sampled_family="sampled_component")
     out = az.InferenceData(**groups)
@@ -126,11 +134,19 @@ def _gridsearch_format_1(idata):
 
     lme = log_evidence(out).loc["all"]
     new = {k: v for k, v in attrs.items() if k not in ("format", "family_probabilities")}
-    new.update({"ibo_pymc_format": FORMAT, "observed": "choices", "model": attrs["surrogate"],
-                "config": json.dumps(config, sort_keys=True), "log_evidence": float(lme["log_evidence"]),
-                "log_evidence_error": float(lme["error"]) if np.isfinite(lme["error"]) else float("nan"),
-                "log_evidence_method": "bridge sampling of each family's conditional posterior (Laplace where screened)",
-                "components": json.dumps([{"family": f, "label": f} for f in fams]), "upgraded_from_format": 1})
+    new.update(
+        {
+            "ibo_pymc_format": FORMAT,
+            "observed": "choices",
+            "model": attrs["surrogate"],
+            "config": json.dumps(config, sort_keys=True),
+            "log_evidence": float(lme["log_evidence"]),
+            "log_evidence_error": float(lme["error"]) if np.isfinite(lme["error"]) else float("nan"),
+            "log_evidence_method": "bridge sampling of each family's conditional posterior (Laplace where screened)",
+            "components": json.dumps([{"family": f, "label": f} for f in fams]),
+            "upgraded_from_format": 1,
+        }
+    )
     for g in out.groups():
         out[g].attrs.clear()
         out[g].attrs.update(new)

@@ -136,17 +136,24 @@ class LazyCluster:
             try:
                 self.client = Client(self.address, timeout=CONNECT_TIMEOUT)
             except (OSError, TimeoutError) as exc:
-                raise InputError(f"cannot reach a Dask scheduler at {self.address!r} ({type(exc).__name__}); expected "
-                                 "the address that 'dask scheduler' printed, e.g. tcp://127.0.0.1:8786",
-                                 field="--scheduler") from None
+                raise InputError(
+                    f"cannot reach a Dask scheduler at {self.address!r} ({type(exc).__name__}); expected "
+                    "the address that 'dask scheduler' printed, e.g. tcp://127.0.0.1:8786",
+                    field="--scheduler",
+                ) from None
         else:
             import dask
 
             with dask.config.set(LOCAL_WORKER_CONFIG), _sigint_ignored():
                 # the scheduler's HTTP server on a free port: a second run beside a first one (port 8787
                 # taken) would otherwise print distributed's "Port 8787 is already in use" warning
-                self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                             dashboard_address=":0", silence_logs=logging.ERROR)
+                self._cluster = LocalCluster(
+                    n_workers=self.workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",
+                    silence_logs=logging.ERROR,
+                )
             self.client = Client(self._cluster)
         self.client.register_plugin(CompileCachePerWorker())
         self.client.register_plugin(NoNestedDask())

@@ -30,7 +30,8 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,8 +99,10 @@ class Progress:
     seconds: float
 
     def line(self) -> str:
-        return (f"{self.label}: {self.done}/{self.total} done, {self.failed} failed, {self.running} running, "
-                f"{self.seconds:.0f} s")
+        return (
+            f"{self.label}: {self.done}/{self.total} done, {self.failed} failed, {self.running} running, "
+            f"{self.seconds:.0f} s"
+        )
 
 
 def one_line(exc: BaseException) -> str:
@@ -113,7 +116,8 @@ def is_dask_client(executor) -> bool:
 
 
 def materialize(executor):
-    """The executor itself, or the client of a lazily started cluster (:class:`~ibo_pymc.execution.cluster.LazyCluster`)."""
+    """The executor itself, or the client of a lazily started cluster
+    (:class:`~ibo_pymc.execution.cluster.LazyCluster`)."""
     start = getattr(executor, "materialize", None)
     return start() if start is not None else executor
 
@@ -133,9 +137,14 @@ def slots(executor) -> int:
     return int(getattr(executor, "_max_workers", 1) or 1)
 
 
-def run_jobs(tasks: Iterable[Job], executor=None, *, label: str = "tasks",
-              on_result: Callable[[int, Any], None] | None = None,
-              progress: Callable[[Progress], None] | None = None) -> Outcome:
+def run_jobs(
+    tasks: Iterable[Job],
+    executor=None,
+    *,
+    label: str = "tasks",
+    on_result: Callable[[int, Any], None] | None = None,
+    progress: Callable[[Progress], None] | None = None,
+) -> Outcome:
     """Run every task and gather the results as they complete (module docstring).
 
     ``on_result(index, result)`` runs in this process for each task that
@@ -151,78 +160,94 @@ def run_jobs(tasks: Iterable[Job], executor=None, *, label: str = "tasks",
     results: list = [None] * n
     failures: dict[int, JobFailure] = {}
     t0 = time.perf_counter()
-    done = 0
     width = slots(executor)
     report = progress or (lambda p: log.info(p.line(), extra={"progress": p}))
 
-    def tell(in_flight: int):
-        report(Progress(label, n, done, len(failures), min(in_flight, width), time.perf_counter() - t0))
+    def tell(done: int):
+        running = min(n - done, width)
+        report(Progress(label, n, done, len(failures), running, time.perf_counter() - t0))
 
-    def accept(i: int, value):
-        nonlocal done
+    if executor is None:
+        completions = _completions_here(tasks)
+    elif is_dask_client(executor):
+        completions = _completions_dask(executor, tasks, label)
+    else:
+        completions = _completions_pool(executor, tasks)
+    tell(0)
+    # closing: an exception here (Ctrl-C in on_result, say) reaches the generator at once, which cancels the rest
+    with closing(completions):
+        for done, (i, value, exc) in enumerate(completions, start=1):
+            if exc is None:
+                exc = _accept(on_result, i, value)
+            if exc is None:
+                results[i] = value
+            else:
+                failures[i] = JobFailure(tasks[i].key, one_line(exc))
+            tell(done)
+    return Outcome(results, [failures[i] for i in sorted(failures)], time.perf_counter() - t0)
+
+
+def _accept(on_result, i: int, value) -> Exception | None:
+    """Hand a result to ``on_result``; what it raises (but Ctrl-C) is that task's failure."""
+    if on_result is None:
+        return None
+    try:
+        on_result(i, value)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported as this task's failure
+        return exc
+    return None
+
+
+def _completions_here(tasks: list[Job]) -> Iterator[tuple[int, Any, BaseException | None]]:
+    """``(index, result, None)`` or ``(index, None, error)`` per task, run one after another in this process."""
+    for i, task in enumerate(tasks):
         try:
-            if on_result is not None:
-                on_result(i, value)
-            results[i] = value
+            value = task()
         except KeyboardInterrupt:
             raise
-        except Exception as exc:  # noqa: BLE001 - reported as this task's failure
-            failures[i] = JobFailure(tasks[i].key, one_line(exc))
-        done += 1
+        except Exception as exc:  # noqa: BLE001 - one failing task does not stop the others
+            yield i, None, exc
+        else:
+            yield i, value, None
 
-    def fail(i: int, exc: BaseException):
-        nonlocal done
-        failures[i] = JobFailure(tasks[i].key, one_line(exc))
-        done += 1
 
-    tell(min(n, width))
-    if executor is None:
-        for i, task in enumerate(tasks):
-            try:
-                value = task()
-            except KeyboardInterrupt:
-                raise
-            except Exception as exc:  # noqa: BLE001 - one failing task does not stop the others
-                fail(i, exc)
-            else:
-                accept(i, value)
-            tell(n - done)
-    elif is_dask_client(executor):
-        from distributed import as_completed
+def _completions_dask(client, tasks: list[Job], label: str) -> Iterator[tuple[int, Any, BaseException | None]]:
+    """The same on a Dask cluster, as the tasks complete; leaving early cancels what has not run."""
+    from distributed import as_completed
 
-        tag = uuid.uuid4().hex[:8]
-        futures = [executor.submit(t.fn, *t.args, key=f"{label}-{i}-{tag}", pure=False, **t.kwargs)
-                   for i, t in enumerate(tasks)]
-        index = {f.key: i for i, f in enumerate(futures)}
-        try:
-            for f in as_completed(futures):
-                i = index[f.key]
-                if f.status == "finished":
-                    accept(i, f.result())
-                elif f.status == "error":
-                    fail(i, f.exception())
-                else:  # cancelled (e.g. by the cluster shutting down)
-                    fail(i, RuntimeError(f"task {f.status}"))
-                f.release()
-                tell(n - done)
-        except BaseException:
-            executor.cancel([f for f in futures if not f.done()])
-            raise
-    else:
-        from concurrent.futures import as_completed
+    tag = uuid.uuid4().hex[:8]
+    futures = [
+        client.submit(t.fn, *t.args, key=f"{label}-{i}-{tag}", pure=False, **t.kwargs) for i, t in enumerate(tasks)
+    ]
+    index = {f.key: i for i, f in enumerate(futures)}
+    try:
+        for f in as_completed(futures):
+            i = index[f.key]
+            if f.status == "finished":
+                out = (i, f.result(), None)
+            elif f.status == "error":
+                out = (i, None, f.exception())
+            else:  # cancelled (e.g. by the cluster shutting down)
+                out = (i, None, RuntimeError(f"task {f.status}"))
+            f.release()
+            yield out
+    except BaseException:
+        client.cancel([f for f in futures if not f.done()])
+        raise
 
-        futures = {executor.submit(t.fn, *t.args, **t.kwargs): i for i, t in enumerate(tasks)}
-        try:
-            for f in as_completed(futures):
-                i = futures[f]
-                exc = f.exception()
-                if exc is None:
-                    accept(i, f.result())
-                else:
-                    fail(i, exc)
-                tell(n - done)
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
-    return Outcome(results, [failures[i] for i in sorted(failures)], time.perf_counter() - t0)
+
+def _completions_pool(executor, tasks: list[Job]) -> Iterator[tuple[int, Any, BaseException | None]]:
+    """The same on a ``concurrent.futures`` executor."""
+    from concurrent.futures import as_completed
+
+    futures = {executor.submit(t.fn, *t.args, **t.kwargs): i for i, t in enumerate(tasks)}
+    try:
+        for f in as_completed(futures):
+            exc = f.exception()
+            yield futures[f], (f.result() if exc is None else None), exc
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise

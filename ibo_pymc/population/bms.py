@@ -60,6 +60,8 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, special, stats
 
+from ibo_pymc.engine.config import HDI_PROB
+
 #: columns of :meth:`BMSResult.table`, in order
 COLUMNS = ("alpha", "expected_frequency", "exceedance_probability", "protected_exceedance_probability")
 
@@ -97,13 +99,16 @@ class BMSResult:
         """One row per model (or family): alpha, expected frequency, exceedance and protected exceedance
         probabilities; the index is named ``model``."""
         return pd.DataFrame(
-            {"alpha": self.alpha, "expected_frequency": self.expected_frequency,
-             "exceedance_probability": self.exceedance_probability,
-             "protected_exceedance_probability": self.protected_exceedance_probability},
+            {
+                "alpha": self.alpha,
+                "expected_frequency": self.expected_frequency,
+                "exceedance_probability": self.exceedance_probability,
+                "protected_exceedance_probability": self.protected_exceedance_probability,
+            },
             index=pd.Index(self.names, name="model"),
         )
 
-    def frequency_interval(self, prob: float = 0.95) -> pd.DataFrame:
+    def frequency_interval(self, prob: float = HDI_PROB) -> pd.DataFrame:
         """Equal-tailed credible interval of each frequency under q(r) (its marginals are Beta)."""
         a, s = self.alpha, self.alpha.sum()
         lo = stats.beta.ppf((1 - prob) / 2, a, s - a)
@@ -112,9 +117,14 @@ class BMSResult:
 
     def summary(self) -> dict:
         """The scalar results: BOR, free energies, subjects, iterations and how exceedance was computed."""
-        return {"bor": self.bor, "free_energy": self.free_energy, "null_free_energy": self.null_free_energy,
-                "n_subjects": int(len(self.posterior)), "iterations": self.iterations,
-                "exceedance_method": self.exceedance_method}
+        return {
+            "bor": self.bor,
+            "free_energy": self.free_energy,
+            "null_free_energy": self.null_free_energy,
+            "n_subjects": int(len(self.posterior)),
+            "iterations": self.iterations,
+            "exceedance_method": self.exceedance_method,
+        }
 
 
 def _as_lme(lme) -> tuple[np.ndarray, tuple[str, ...], pd.Index]:
@@ -135,7 +145,9 @@ def _as_lme(lme) -> tuple[np.ndarray, tuple[str, ...], pd.Index]:
     if len(set(names)) != len(names):
         raise ValueError(f"model names must be unique, got {list(names)}")
     if not index.is_unique:
-        raise ValueError(f"each subject must appear once; repeated: {sorted(set(index[index.duplicated()].astype(str)))}")
+        raise ValueError(
+            f"each subject must appear once; repeated: {sorted(set(index[index.duplicated()].astype(str)))}"
+        )
     return values, names, index
 
 
@@ -146,7 +158,9 @@ def _responsibilities(lme: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     return u / u.sum(axis=1, keepdims=True)
 
 
-def vb_dirichlet(lme: np.ndarray, alpha0: np.ndarray, *, tol: float = 1e-8, max_iter: int = 10_000) -> tuple[np.ndarray, int]:
+def vb_dirichlet(
+    lme: np.ndarray, alpha0: np.ndarray, *, tol: float = 1e-8, max_iter: int = 10_000
+) -> tuple[np.ndarray, int]:
     """The variational iteration of Stephan et al. (2009): the Dirichlet parameters of q(r), and the
     number of iterations. Stops when ``||alpha - alpha_previous|| < tol``."""
     alpha = np.array(alpha0, float)
@@ -170,15 +184,20 @@ def free_energies(lme: np.ndarray, alpha: np.ndarray, alpha0: np.ndarray) -> tup
     g = _responsibilities(lme, alpha)
     e_log_r = special.digamma(alpha) - special.digamma(alpha.sum())
     # E_q[log p(r)] + E_q[log p(m | r)] + E_q[log p(y | m)]
-    expected_joint = (special.gammaln(alpha0.sum()) - special.gammaln(alpha0).sum() + ((alpha0 - 1) * e_log_r).sum()
-                      + (g * (e_log_r + lme)).sum())
+    expected_joint = (
+        special.gammaln(alpha0.sum())
+        - special.gammaln(alpha0).sum()
+        + ((alpha0 - 1) * e_log_r).sum()
+        + (g * (e_log_r + lme)).sum()
+    )
     entropy_r = special.gammaln(alpha).sum() - special.gammaln(alpha.sum()) - ((alpha - 1) * e_log_r).sum()
     entropy_m = -float(special.xlogy(g, g).sum())
     return f0, float(expected_joint + entropy_r + entropy_m)
 
 
-def exceedance_probabilities(alpha, *, method: str = "quadrature", n_samples: int = 1_000_000,
-                             seed: int = 0) -> tuple[np.ndarray, str]:
+def exceedance_probabilities(
+    alpha, *, method: str = "quadrature", n_samples: int = 1_000_000, seed: int = 0
+) -> tuple[np.ndarray, str]:
     """P(r_k is the largest frequency) under Dirichlet(alpha), and a description of how it was computed
     (module docstring). Two categories: always the exact Beta tail."""
     alpha = np.asarray(alpha, float)
@@ -225,8 +244,16 @@ def _exceedance_quadrature(alpha: np.ndarray) -> np.ndarray:
     return xp / xp.sum()
 
 
-def random_effects_bms(lme, *, alpha0=None, tol: float = 1e-8, max_iter: int = 10_000, exceedance: str = "quadrature",
-                       n_samples: int = 1_000_000, seed: int = 0) -> BMSResult:
+def random_effects_bms(
+    lme,
+    *,
+    alpha0=None,
+    tol: float = 1e-8,
+    max_iter: int = 10_000,
+    exceedance: str = "quadrature",
+    n_samples: int = 1_000_000,
+    seed: int = 0,
+) -> BMSResult:
     """Random-effects BMS of a (subjects x models) table of log model evidences (module docstring).
 
     ``lme``: a DataFrame (columns = model names, index = subjects) or an array.
@@ -241,8 +268,18 @@ def random_effects_bms(lme, *, alpha0=None, tol: float = 1e-8, max_iter: int = 1
     f0, f1 = free_energies(values, alpha, a0)
     xp, how = exceedance_probabilities(alpha, method=exceedance, n_samples=n_samples, seed=seed)
     g = pd.DataFrame(_responsibilities(values, alpha), index=index, columns=pd.Index(names, name="model"))
-    return BMSResult(names=names, alpha0=a0, alpha=alpha, exceedance_probability=xp, bor=_bor(f0, f1),
-                     free_energy=f1, null_free_energy=f0, posterior=g, iterations=iterations, exceedance_method=how)
+    return BMSResult(
+        names=names,
+        alpha0=a0,
+        alpha=alpha,
+        exceedance_probability=xp,
+        bor=_bor(f0, f1),
+        free_energy=f1,
+        null_free_energy=f0,
+        posterior=g,
+        iterations=iterations,
+        exceedance_method=how,
+    )
 
 
 def _bor(f0: float, f1: float) -> float:
@@ -281,11 +318,25 @@ def family_bms(lme, partition: Mapping[str, Sequence[str]], **kwargs) -> BMSResu
     if "alpha0" in kwargs:
         raise ValueError("family_bms sets alpha0 itself (one prior count per family, spread over its models)")
     exceedance = {k: kwargs.pop(k) for k in ("exceedance", "n_samples", "seed") if k in kwargs}
-    models = random_effects_bms(pd.DataFrame(values, index=index, columns=list(names)), alpha0=a0, **kwargs, **exceedance)
+    models = random_effects_bms(
+        pd.DataFrame(values, index=index, columns=list(names)), alpha0=a0, **kwargs, **exceedance
+    )
     onehot = np.array([[member[m] == f for f in families] for m in names], float)  # model x family
     alpha_f = models.alpha @ onehot
-    xp, how = exceedance_probabilities(alpha_f, **{("method" if k == "exceedance" else k): v for k, v in exceedance.items()})
+    xp, how = exceedance_probabilities(
+        alpha_f, **{("method" if k == "exceedance" else k): v for k, v in exceedance.items()}
+    )
     g = pd.DataFrame(models.posterior.to_numpy() @ onehot, index=index, columns=pd.Index(families, name="model"))
-    return BMSResult(names=tuple(families), alpha0=a0 @ onehot, alpha=alpha_f, exceedance_probability=xp,
-                     bor=models.bor, free_energy=models.free_energy, null_free_energy=models.null_free_energy,
-                     posterior=g, iterations=models.iterations, exceedance_method=how, models=models)
+    return BMSResult(
+        names=tuple(families),
+        alpha0=a0 @ onehot,
+        alpha=alpha_f,
+        exceedance_probability=xp,
+        bor=models.bor,
+        free_energy=models.free_energy,
+        null_free_energy=models.null_free_energy,
+        posterior=g,
+        iterations=models.iterations,
+        exceedance_method=how,
+        models=models,
+    )

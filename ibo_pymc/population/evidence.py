@@ -76,8 +76,9 @@ def evidence_table(fits: Iterable, models: Sequence[str] | None = None) -> pd.Da
         return pd.DataFrame(columns=list(COLUMNS))
     df = pd.concat(rows, ignore_index=True)
     order = {m: i for i, m in enumerate(models if models is not None else dict.fromkeys(df["model"]))}
-    return df.sort_values(["subject", "model"], key=lambda c: c.map(order) if c.name == "model" else c,
-                          kind="stable").reset_index(drop=True)
+    return df.sort_values(
+        ["subject", "model"], key=lambda c: c.map(order) if c.name == "model" else c, kind="stable"
+    ).reset_index(drop=True)
 
 
 def lme_table(evidence: pd.DataFrame, level: str = "model") -> pd.DataFrame:
@@ -97,7 +98,9 @@ def lme_table(evidence: pd.DataFrame, level: str = "model") -> pd.DataFrame:
     wide = wide[order]
     missing = wide.index[wide.isna().any(axis=1)]
     if len(missing):
-        raise ValueError(f"subjects {list(missing)} lack an evidence for some of {order}; every subject needs all of them")
+        raise ValueError(
+            f"subjects {list(missing)} lack an evidence for some of {order}; every subject needs all of them"
+        )
     wide.columns.name = None
     return wide
 
@@ -132,7 +135,9 @@ def read_lme(path) -> pd.DataFrame:
         raise InputError(f"cannot read it as a CSV text file ({type(exc).__name__})", path=path) from None
     rows = [(i + 1, r) for i, r in enumerate(rows) if any(c.strip() for c in r)]
     if not rows:
-        raise InputError("empty file: expected a header of model names and one row of log evidences per subject", path=path)
+        raise InputError(
+            "empty file: expected a header of model names and one row of log evidences per subject", path=path
+        )
     (hline, header), body = rows[0], rows[1:]
     header = [h.strip() for h in header]
     has_subject = "subject" in header
@@ -157,7 +162,9 @@ def read_lme(path) -> pd.DataFrame:
             try:
                 v = float(rec[m])
             except ValueError:
-                raise InputError(f"expected a log evidence (a number), got {rec[m]!r}", path=path, line=line, field=m) from None
+                raise InputError(
+                    f"expected a log evidence (a number), got {rec[m]!r}", path=path, line=line, field=m
+                ) from None
             if not np.isfinite(v):
                 raise InputError(f"expected a finite log evidence, got {rec[m]!r}", path=path, line=line, field=m)
             vals.append(v)

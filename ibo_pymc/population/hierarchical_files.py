@@ -1,4 +1,5 @@
-"""A hierarchical fit's files (any task): population table, shrinkage, Pareto k, held-out comparison, figure, InferenceData."""
+"""A hierarchical fit's files (any task): population table, shrinkage, Pareto k, held-out comparison, figure,
+InferenceData."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ HIERARCHICAL_FILES = {
 }
 
 
-
-def write_hierarchical(h, folder, *, heldout: pd.DataFrame | None = None, summary: dict | None = None,
-                       labels: dict | None = None) -> list[Path]:
+def write_hierarchical(
+    h, folder, *, heldout: pd.DataFrame | None = None, summary: dict | None = None, labels: dict | None = None
+) -> list[Path]:
     """The hierarchical fit's files (:data:`HIERARCHICAL_FILES`), all or none: the population table, each subject's
     shrinkage with the Pareto k of its importance weights, the held-out comparison when given, the convergence
     with ``summary``, the shrinkage figure (parameters named by ``labels``) and the InferenceData."""

@@ -6,30 +6,43 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ibo_pymc.engine.config import HDI_PROB
 from ibo_pymc.population.bms import BMSResult
 
 
-def plot_bms(results: dict[str, BMSResult], *, labels: dict | None = None, prob: float = 0.95):
+def plot_bms(results: dict[str, BMSResult], *, labels: dict | None = None, prob: float = HDI_PROB):
     """One panel per ``title -> BMSResult``: bars of the expected frequencies with equal-tailed ``prob``
     intervals of q(r), the null's 1/K as a dotted line, and beside each bar its exceedance probability (xp)
     and protected exceedance probability (pxp); the Bayesian omnibus risk in the panel title."""
     labels = labels or {}
     n = len(results)
     widths = [max(len(r.names), 2) for r in results.values()]
-    fig, axes = plt.subplots(1, n, figsize=(1.2 * sum(widths) + 1.5 * n, 3.8), squeeze=False,
-                             gridspec_kw={"width_ratios": widths})
+    fig, axes = plt.subplots(
+        1, n, figsize=(1.2 * sum(widths) + 1.5 * n, 3.8), squeeze=False, gridspec_kw={"width_ratios": widths}
+    )
     for ax, (title, r) in zip(axes[0], results.items()):
         x = np.arange(len(r.names))
         ci = r.frequency_interval(prob)
         f = r.expected_frequency
         ax.bar(x, f, color="0.75", edgecolor="0.2", width=0.6)
-        ax.errorbar(x, f, yerr=[f - ci["lower"].to_numpy(), ci["upper"].to_numpy() - f], fmt="none", ecolor="0.1",
-                    capsize=3, lw=1)
+        ax.errorbar(
+            x,
+            f,
+            yerr=[f - ci["lower"].to_numpy(), ci["upper"].to_numpy() - f],
+            fmt="none",
+            ecolor="0.1",
+            capsize=3,
+            lw=1,
+        )
         ax.axhline(1.0 / len(r.names), color="0.4", ls=":", lw=1)
-        for xi, fi, hi, xp, pxp in zip(x, f, ci["upper"], r.exceedance_probability, r.protected_exceedance_probability):
+        for xi, hi, xp, pxp in zip(x, ci["upper"], r.exceedance_probability, r.protected_exceedance_probability):
             ax.text(xi, min(hi + 0.03, 1.02), f"xp {xp:.2f}\npxp {pxp:.2f}", ha="center", va="bottom", fontsize=7.5)
-        ax.set_xticks(x, [labels.get(m, m) for m in r.names], rotation=0 if len(r.names) <= 4 else 45,
-                      ha="center" if len(r.names) <= 4 else "right")
+        ax.set_xticks(
+            x,
+            [labels.get(m, m) for m in r.names],
+            rotation=0 if len(r.names) <= 4 else 45,
+            ha="center" if len(r.names) <= 4 else "right",
+        )
         ax.set_ylim(0, 1.18)
         ax.set_title(f"{title}\nBOR {r.bor:.2g}, {len(r.posterior)} subjects", fontsize=9)
         ax.spines[["top", "right"]].set_visible(False)
@@ -81,7 +94,8 @@ def plot_family_probabilities(probabilities, *, labels: dict | None = None):
     ax.set_xlabel(probs.index.name or "subject")
     ax.set_ylabel("posterior probability")
     ax.set_ylim(0, 1)
-    ax.legend(fontsize=7, ncol=min(5, len(probs.columns)), loc="upper center", bbox_to_anchor=(0.5, 1.18),
-              frameon=False)
+    ax.legend(
+        fontsize=7, ncol=min(5, len(probs.columns)), loc="upper center", bbox_to_anchor=(0.5, 1.18), frameon=False
+    )
     fig.tight_layout()
     return fig

@@ -72,8 +72,14 @@ def figure(result: CohortBMS, labels: dict | None = None):
     from ibo_pymc.population.plots import plot_bms
 
     labels = {m: (labels or {}).get(m, m) for m in result.models.names}
-    return plot_bms({"models (family marginalised)": result.models, "acquisition families": result.families,
-                     "models (family as a random effect)": result.model_families}, labels=labels)
+    return plot_bms(
+        {
+            "models (family marginalised)": result.models,
+            "acquisition families": result.families,
+            "models (family as a random effect)": result.model_families,
+        },
+        labels=labels,
+    )
 
 
 def write_cohort(result: CohortBMS, folder, labels: dict | None = None) -> list[Path]:

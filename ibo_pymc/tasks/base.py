@@ -59,7 +59,7 @@ class Reproduction:
     def __init__(self, tables: dict, report: str, formats: dict | None = None):
         self.tables = dict(tables)
         self.report = report
-        self.formats = {name: "%.6g" for name in self.tables} | dict(formats or {})
+        self.formats = dict.fromkeys(self.tables, "%.6g") | dict(formats or {})
 
     def __getattr__(self, name: str):
         tables = self.__dict__.get("tables", {})

@@ -18,10 +18,22 @@ from pathlib import Path
 import pytest
 
 CASES = json.loads((Path(__file__).resolve().parents[1] / "corpus" / "cases.json").read_text())
-MODULES = {"ibo-data": "data", "ibo-sample": "sample", "ibo-compare": "compare", "ibo-plot": "plot", "ibo-cohort": "cohort",
-           "ibo-reproduce": "reproduce"}
-SUFFIX = {"ibo-data": ".csv", "ibo-sample": ".nc", "ibo-compare": ".csv", "ibo-plot": ".png", "ibo-cohort": ".csv",
-          "ibo-reproduce": ""}
+MODULES = {
+    "ibo-data": "data",
+    "ibo-sample": "sample",
+    "ibo-compare": "compare",
+    "ibo-plot": "plot",
+    "ibo-cohort": "cohort",
+    "ibo-reproduce": "reproduce",
+}
+SUFFIX = {
+    "ibo-data": ".csv",
+    "ibo-sample": ".nc",
+    "ibo-compare": ".csv",
+    "ibo-plot": ".png",
+    "ibo-cohort": ".csv",
+    "ibo-reproduce": "",
+}
 
 
 def _argv(name, corpus, tmp_path):
@@ -72,7 +84,11 @@ def test_corpus_case_in_a_fresh_process(name, corpus, tmp_path):
     """The same through the installed entry point's module: exit 2, one line, no traceback."""
     prog, argv, out = _argv(name, corpus, tmp_path)
     r = subprocess.run(
-        [sys.executable, "-m", f"ibo_pymc.cli.{MODULES[prog]}", *argv], capture_output=True, text=True, cwd=tmp_path, check=False
+        [sys.executable, "-m", f"ibo_pymc.cli.{MODULES[prog]}", *argv],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
     )
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr

@@ -25,8 +25,9 @@ def test_reproduce_checks_out_before_fitting(tmp_path, capsys, raw_folder):
     assert "exists and is not a folder" in err and "--out" in err
 
 
-@pytest.mark.parametrize("name, says", [("typo_rounds.csv", "no such table"),
-                                        ("rounds.tsv", "neither a folder nor a table")])
+@pytest.mark.parametrize(
+    "name, says", [("typo_rounds.csv", "no such table"), ("rounds.tsv", "neither a folder nor a table")]
+)
 def test_data_that_is_not_there_or_not_a_table(tmp_path, capsys, name, says):
     """3.5: a mistyped table said "data folder does not exist"; a .tsv said nothing of CSV and Parquet tables."""
     from ibo_pymc.cli.sample import main
@@ -105,3 +106,66 @@ def test_the_papers_split_is_refused_for_other_data(tmp_path, raw_folder):
             shutil.copy(raw_folder / f"{kind}{uid}.csv", tmp_path)
     with pytest.raises(InputError, match="the paper's split does not fit this data.*--split random"):
         paper_split(load_hotspot(tmp_path))
+
+
+def test_one_interval_default_for_every_task():
+    """3.7: the hotspot task printed 95% HDIs and the grid task 90% ones. One default (``HDI_PROB``) for every
+    summary, report, fits table, plot, region and population table, each with its option."""
+    import inspect
+
+    from ibo_pymc.engine.config import HDI_PROB
+    from ibo_pymc.engine.hierarchical import HierarchicalFit, HierarchicalModel
+    from ibo_pymc.engine.model import IBOModelBase
+    from ibo_pymc.population.bms import BMSResult
+    from ibo_pymc.population.plots import plot_bms
+    from ibo_pymc.tasks.gridsearch import GridSearchTask
+    from ibo_pymc.tasks.gridsearch import fits_table as grid_table
+    from ibo_pymc.tasks.gridsearch import model as grid_model
+    from ibo_pymc.tasks.hotspot import regions
+    from ibo_pymc.tasks.hotspot.model import fit, report
+    from ibo_pymc.tasks.hotspot.model.diagnostics import summary as hotspot_summary
+
+    takes = {
+        "hdi_prob": [
+            IBOModelBase.summary,
+            IBOModelBase.report,
+            IBOModelBase.plot,
+            fit.IBOModel.summary,
+            fit.IBOModel.report,
+            hotspot_summary,
+            report.fit_report,
+            grid_model.summary,
+            grid_table.summary_row,
+            grid_table.summary_of,
+            GridSearchTask.fits_table,
+        ],
+        "prob": [
+            regions.regions,
+            regions.circular_hdi,
+            regions.density_hdi,
+            HierarchicalFit.population,
+            HierarchicalModel.population,
+            BMSResult.frequency_interval,
+            plot_bms,
+        ],
+    }
+    for name, functions in takes.items():
+        for f in functions:
+            assert inspect.signature(f).parameters[name].default == HDI_PROB, f.__qualname__
+
+
+def test_hdi_prob_is_an_option_where_intervals_are_shown(tmp_path, capsys):
+    """``ibo-sample --hdi-prob`` sets the printed summary's intervals (and the grid task's fits table); the
+    hotspot task's fits table has none, so there it is refused before any fit; outside (0, 1) it is a usage
+    error."""
+    from ibo_pymc.cli.sample import build_parser, main
+
+    assert build_parser().parse_args(["--subject", "28", "--hdi-prob", "0.9"]).hdi_prob == 0.9
+    err = _error(main, ["--subject", "1,2", "--hdi-prob", "0.9", "--out", str(tmp_path / "fits")], capsys)
+    assert "--hdi-prob" in err and "convergence-tau_pm.csv" in err
+    assert not (tmp_path / "fits").exists()
+    for bad in ("1.5", "0", "x"):
+        with pytest.raises(SystemExit) as info:
+            main(["--subject", "28", "--hdi-prob", bad])
+        assert info.value.code == 2
+        assert "between 0 and 1" in capsys.readouterr().err

@@ -8,8 +8,15 @@ import importlib
 
 import pytest
 
-COMMANDS = {"ibo-sample": "sample", "ibo-compare": "compare", "ibo-reproduce": "reproduce", "ibo-plot": "plot",
-            "ibo-cohort": "cohort", "ibo-simulate": "simulate", "ibo-data": "data"}
+COMMANDS = {
+    "ibo-sample": "sample",
+    "ibo-compare": "compare",
+    "ibo-reproduce": "reproduce",
+    "ibo-plot": "plot",
+    "ibo-cohort": "cohort",
+    "ibo-simulate": "simulate",
+    "ibo-data": "data",
+}
 
 
 def _parser(prog):
@@ -24,44 +31,61 @@ def _refused(prog, argv, capsys) -> str:
     return err
 
 
-@pytest.mark.parametrize("prog, argv, option", [
-    ("ibo-sample", ["--task", "gridsearch", "--subject", "4", "--model", "tau"], "--model"),
-    ("ibo-sample", ["--subject", "28", "--context", "conceptual"], "--context"),
-    ("ibo-sample", ["--subject", "28", "--surrogate", "BMT"], "--surrogate"),
-    ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--split", "s.csv"], "--split"),
-    ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--no-refit"], "--no-refit"),
-    ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--plot", "p.png"], "--plot"),
-    ("ibo-compare", ["--subject", "5", "--context", "spatial"], "--context"),
-    ("ibo-cohort", ["run", "--out", "x", "--context", "spatial"], "--context"),
-    ("ibo-plot", ["--task", "gridsearch", "--subject", "4", "--out", "x.png", "--model", "u"], "--model"),
-    ("ibo-reproduce", ["--task", "gridsearch", "--split", "s.csv"], "--split"),
-    ("ibo-reproduce", ["--task", "gridsearch", "--seed", "3"], "--seed"),
-    ("ibo-cohort", ["hierarchical", "--task", "gridsearch", "--out", "x", "--split", "s.csv"], "--split"),
-    ("ibo-cohort", ["hierarchical", "--out", "x", "--surrogate", "GP"], "--surrogate"),
-    ("ibo-simulate", ["sbc", "--task", "gridsearch", "--model", "u"], "--model"),
-    ("ibo-simulate", ["sbc", "--data", "x"], "--data"),
-])
+@pytest.mark.parametrize(
+    "prog, argv, option",
+    [
+        ("ibo-sample", ["--task", "gridsearch", "--subject", "4", "--model", "tau"], "--model"),
+        ("ibo-sample", ["--subject", "28", "--context", "conceptual"], "--context"),
+        ("ibo-sample", ["--subject", "28", "--surrogate", "BMT"], "--surrogate"),
+        ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--split", "s.csv"], "--split"),
+        ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--no-refit"], "--no-refit"),
+        ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--plot", "p.png"], "--plot"),
+        ("ibo-compare", ["--subject", "5", "--context", "spatial"], "--context"),
+        ("ibo-cohort", ["run", "--out", "x", "--context", "spatial"], "--context"),
+        ("ibo-plot", ["--task", "gridsearch", "--subject", "4", "--out", "x.png", "--model", "u"], "--model"),
+        ("ibo-reproduce", ["--task", "gridsearch", "--split", "s.csv"], "--split"),
+        ("ibo-reproduce", ["--task", "gridsearch", "--seed", "3"], "--seed"),
+        ("ibo-cohort", ["hierarchical", "--task", "gridsearch", "--out", "x", "--split", "s.csv"], "--split"),
+        ("ibo-cohort", ["hierarchical", "--out", "x", "--surrogate", "GP"], "--surrogate"),
+        ("ibo-simulate", ["sbc", "--task", "gridsearch", "--model", "u"], "--model"),
+        ("ibo-simulate", ["sbc", "--data", "x"], "--data"),
+    ],
+)
 def test_another_tasks_option_is_a_usage_error(prog, argv, option, capsys):
     err = _refused(prog, argv, capsys)
     task = argv[argv.index("--task") + 1] if "--task" in argv else "hotspot"
     assert f"{option} applies to --task" in err and f"not to --task {task}" in err
 
 
-@pytest.mark.parametrize("prog, argv", [
-    ("ibo-simulate", ["table3", "--task", "gridsearch"]),
-])
+@pytest.mark.parametrize(
+    "prog, argv",
+    [
+        ("ibo-simulate", ["table3", "--task", "gridsearch"]),
+    ],
+)
 def test_a_task_a_command_does_not_do_yet_is_refused(prog, argv, capsys):
     assert "--task gridsearch is not available in" in _refused(prog, argv, capsys)
 
 
-@pytest.mark.parametrize("prog, argv", [
-    ("ibo-sample", ["--subject", "28"]), ("ibo-compare", ["--subject", "28"]), ("ibo-reproduce", []),
-    ("ibo-plot", ["--subject", "28", "--out", "x.png"]), ("ibo-cohort", ["run", "--out", "x"]),
-    ("ibo-cohort", ["hierarchical", "--out", "x"]), ("ibo-simulate", ["sbc"]), ("ibo-data", ["summary"]),
-])
+@pytest.mark.parametrize(
+    "prog, argv",
+    [
+        ("ibo-sample", ["--subject", "28"]),
+        ("ibo-compare", ["--subject", "28"]),
+        ("ibo-reproduce", []),
+        ("ibo-plot", ["--subject", "28", "--out", "x.png"]),
+        ("ibo-cohort", ["run", "--out", "x"]),
+        ("ibo-cohort", ["hierarchical", "--out", "x"]),
+        ("ibo-simulate", ["sbc"]),
+        ("ibo-data", ["summary"]),
+    ],
+)
 def test_every_command_takes_task(prog, argv):
     both = prog in ("ibo-sample", "ibo-compare", "ibo-reproduce", "ibo-data", "ibo-plot") or argv[:1] in (
-        ["run"], ["hierarchical"], ["sbc"])
+        ["run"],
+        ["hierarchical"],
+        ["sbc"],
+    )
     for task in ("hotspot",) + (("gridsearch",) if both else ()):
         head, tail = (argv[:1], argv[1:]) if prog in ("ibo-cohort", "ibo-simulate", "ibo-data") else ([], argv)
         assert _parser(prog).parse_args([*head, "--task", task, *tail]).task == task
@@ -78,11 +102,17 @@ def test_task_defaults_follow_the_task(prog):
         assert (hot.model, grid.model) == ("tau_pm", None) and (hot.surrogate, grid.surrogate) == (None, "GP")
 
 
-@pytest.mark.parametrize("prog, head, tail", [
-    ("ibo-sample", [], []), ("ibo-compare", [], []), ("ibo-reproduce", [], []),
-    ("ibo-plot", [], ["--out", "x.png"]), ("ibo-cohort", ["run"], ["--out", "x"]),
-    ("ibo-cohort", ["hierarchical"], ["--out", "x"]),
-])
+@pytest.mark.parametrize(
+    "prog, head, tail",
+    [
+        ("ibo-sample", [], []),
+        ("ibo-compare", [], []),
+        ("ibo-reproduce", [], []),
+        ("ibo-plot", [], ["--out", "x.png"]),
+        ("ibo-cohort", ["run"], ["--out", "x"]),
+        ("ibo-cohort", ["hierarchical"], ["--out", "x"]),
+    ],
+)
 def test_subject_forms_are_the_same_everywhere(prog, head, tail, capsys):
     def subject(text):
         return _parser(prog).parse_args([*head, "--subject", text, *tail]).subject

@@ -115,7 +115,19 @@ def split_case(rows_fn, expect, names):
     def make(case: Path):
         _split(case, rows_fn(_good_split_rows()))
 
-    cmd = ["ibo-compare", "--subject", "1", "--data", "{valid}", "--split", "{case}/split.csv", "--fits", "{case}/fits", "--csv", "{out}"]
+    cmd = [
+        "ibo-compare",
+        "--subject",
+        "1",
+        "--data",
+        "{valid}",
+        "--split",
+        "{case}/split.csv",
+        "--fits",
+        "{case}/fits",
+        "--csv",
+        "{out}",
+    ]
     return make, {"command": cmd, "rc": 2, "expect": expect, "names": names}
 
 
@@ -168,8 +180,9 @@ def table_case(name, text, command, expect, names, rc=2):
 ROUNDS = ["ibo-data", "observations", "--data", "{case}/rounds.csv", "--csv", "{out}"]
 GOOD_ROUNDS = "subject,delta_r1,theta2,session\n1,2.5,0.3,11\n1,-1.0,-2.0,12\n2,0.5,3.0,13\n"
 CHOICES = ["ibo-reproduce", "--task", "gridsearch", "--data", "{case}/choices.csv", "--out", "{out}"]
-GOOD_CHOICES = ("subject,context,round,trial,x,y,z\n"
-                + "".join(f"7,spatial,1,{t},{t % 8},{(3 * t) % 8},{40 + t}\n" for t in range(1, 5)))
+GOOD_CHOICES = "subject,context,round,trial,x,y,z\n" + "".join(
+    f"7,spatial,1,{t},{t % 8},{(3 * t) % 8},{40 + t}\n" for t in range(1, 5)
+)
 
 
 def _choices_line(k, field, value):
@@ -188,60 +201,111 @@ CASES = {
     "missing-session-file": raw_case(lambda r: ses(r).unlink(), "missing its partner file", "eventrec70.csv"),
     "missing-event-file": raw_case(lambda r: ev(r, 71).unlink(), "missing its partner file", "sesrec71.csv"),
     "header-row-events": raw_case(
-        lambda r: put(ev(r), ["event_id,session_id,move,time,x,y,score,tx,ty,cx,cy,r", *lines(ev(r))]), "header", "eventrec70.csv:1"
+        lambda r: put(ev(r), ["event_id,session_id,move,time,x,y,score,tx,ty,cx,cy,r", *lines(ev(r))]),
+        "header",
+        "eventrec70.csv:1",
     ),
     "header-row-sessions": raw_case(
         lambda r: put(ses(r, 71), ["session_id,user_id,a,b,c,d,e,f", *lines(ses(r, 71))]), "header", "sesrec71.csv:1"
     ),
-    "too-many-columns": raw_case(lambda r: set_field(ev(r), 5, 3, "1,2"), "expected 12 comma-separated fields", "eventrec70.csv:5"),
-    "too-few-columns": raw_case(
-        lambda r: put(ses(r), [lines(ses(r))[0].rsplit(",", 1)[0], *lines(ses(r))[1:]]), "expected 8 comma-separated", "sesrec70.csv:1"
+    "too-many-columns": raw_case(
+        lambda r: set_field(ev(r), 5, 3, "1,2"), "expected 12 comma-separated fields", "eventrec70.csv:5"
     ),
-    "non-numeric-field": raw_case(lambda r: set_field(ev(r), 7, 6, "abc"), "expected a finite number", "eventrec70.csv:7: field 'score'"),
-    "nan-field": raw_case(lambda r: set_field(ev(r), 8, 4, "NaN"), "expected a finite number", "eventrec70.csv:8: field 'x_loc'"),
-    "fractional-move": raw_case(lambda r: set_field(ev(r), 2, 2, "1.5"), "whole number", "eventrec70.csv:2: field 'move'"),
+    "too-few-columns": raw_case(
+        lambda r: put(ses(r), [lines(ses(r))[0].rsplit(",", 1)[0], *lines(ses(r))[1:]]),
+        "expected 8 comma-separated",
+        "sesrec70.csv:1",
+    ),
+    "non-numeric-field": raw_case(
+        lambda r: set_field(ev(r), 7, 6, "abc"), "expected a finite number", "eventrec70.csv:7: field 'score'"
+    ),
+    "nan-field": raw_case(
+        lambda r: set_field(ev(r), 8, 4, "NaN"), "expected a finite number", "eventrec70.csv:8: field 'x_loc'"
+    ),
+    "fractional-move": raw_case(
+        lambda r: set_field(ev(r), 2, 2, "1.5"), "whole number", "eventrec70.csv:2: field 'move'"
+    ),
     "empty-file": raw_case(lambda r: ev(r).write_text(""), "empty file", "eventrec70.csv"),
-    "blank-line": raw_case(lambda r: put(ses(r), [*lines(ses(r))[:2], "", *lines(ses(r))[2:]]), "blank line", "sesrec70.csv:3"),
-    "not-utf8": raw_case(lambda r: ses(r).write_bytes(ses(r).read_text().encode("utf-16")), "not a UTF-8 text file", "sesrec70.csv"),
-    "duplicated-event-id": raw_case(lambda r: set_field(ev(r), 2, 0, "1"), "duplicated event id", "eventrec70.csv:2: field 'event_id'"),
+    "blank-line": raw_case(
+        lambda r: put(ses(r), [*lines(ses(r))[:2], "", *lines(ses(r))[2:]]), "blank line", "sesrec70.csv:3"
+    ),
+    "not-utf8": raw_case(
+        lambda r: ses(r).write_bytes(ses(r).read_text().encode("utf-16")), "not a UTF-8 text file", "sesrec70.csv"
+    ),
+    "duplicated-event-id": raw_case(
+        lambda r: set_field(ev(r), 2, 0, "1"), "duplicated event id", "eventrec70.csv:2: field 'event_id'"
+    ),
     "duplicated-event-id-across-subjects": raw_case(
         lambda r: set_field(ev(r, 71), 1, 0, "1"), "event id 1 also appears", "field 'event_id'"
     ),
     "duplicated-session-id": raw_case(
-        lambda r: put(ses(r), [*lines(ses(r)), lines(ses(r))[0]]), "duplicated session id", "sesrec70.csv:4: field 'session_id'"
+        lambda r: put(ses(r), [*lines(ses(r)), lines(ses(r))[0]]),
+        "duplicated session id",
+        "sesrec70.csv:4: field 'session_id'",
     ),
     "session-missing-from-session-file": raw_case(
         lambda r: set_field(ev(r), 3, 1, "99999"), "not in sesrec70.csv", "eventrec70.csv:3: field 'session_id'"
     ),
     "session-without-events": raw_case(
-        lambda r: put(ses(r), [*lines(ses(r)), "9999,70,0.1,0.2,300.0,1378480631846,5000,3"]), "has no events", "sesrec70.csv:4"
+        lambda r: put(ses(r), [*lines(ses(r)), "9999,70,0.1,0.2,300.0,1378480631846,5000,3"]),
+        "has no events",
+        "sesrec70.csv:4",
     ),
-    "wrong-user-id": raw_case(lambda r: set_field(ses(r), 2, 1, "71"), "expected user id 70", "sesrec70.csv:2: field 'user_id'"),
+    "wrong-user-id": raw_case(
+        lambda r: set_field(ses(r), 2, 1, "71"), "expected user id 70", "sesrec70.csv:2: field 'user_id'"
+    ),
     "moves-out-of-order": raw_case(_swap_moves, "moves must be 1, 2, ...", "eventrec70.csv:4: field 'move'"),
     "move-skipped": raw_case(_skip_move, "moves must be 1, 2, ...", "field 'move'"),
-    "num-moves-mismatch": raw_case(lambda r: set_field(ses(r), 3, 7, "4"), "num_moves is 4", "sesrec70.csv:3: field 'num_moves'"),
+    "num-moves-mismatch": raw_case(
+        lambda r: set_field(ses(r), 3, 7, "4"), "num_moves is 4", "sesrec70.csv:3: field 'num_moves'"
+    ),
     "round-with-two-moves": raw_case(_two_moves, "needs at least 3", "sesrec70.csv:1: field 'num_moves'"),
-    "click-outside-region": raw_case(lambda r: set_field(ev(r), 6, 4, "2000"), "outside the task region", "eventrec70.csv:6: field 'x_loc'"),
-    "non-positive-ring-radius": raw_case(lambda r: set_field(ev(r), 4, 11, "0"), "positive ring radius", "eventrec70.csv:4: field 'ring_radius'"),
+    "click-outside-region": raw_case(
+        lambda r: set_field(ev(r), 6, 4, "2000"), "outside the task region", "eventrec70.csv:6: field 'x_loc'"
+    ),
+    "non-positive-ring-radius": raw_case(
+        lambda r: set_field(ev(r), 4, 11, "0"), "positive ring radius", "eventrec70.csv:4: field 'ring_radius'"
+    ),
     # (git keeps no empty folders: a note stands in for the missing logs)
     "empty-folder": raw_case(
-        lambda r: ([p.unlink() for p in r.iterdir()], (r / "NOTE.txt").write_text("no logs here on purpose\n")), "no eventrec", "raw"
+        lambda r: ([p.unlink() for p in r.iterdir()], (r / "NOTE.txt").write_text("no logs here on purpose\n")),
+        "no eventrec",
+        "raw",
     ),
-    "data-is-a-file": raw_case(None, "not a folder", "eventrec70.csv", command=["ibo-data", "observations", "--data", "{valid}/eventrec70.csv", "--csv", "{out}"]),
+    "data-is-a-file": raw_case(
+        None,
+        "not a folder",
+        "eventrec70.csv",
+        command=["ibo-data", "observations", "--data", "{valid}/eventrec70.csv", "--csv", "{out}"],
+    ),
     "subject-without-eligible-rounds": raw_case(
-        None, "no eligible rounds", "subject", command=["ibo-sample", "--subject", "2", "--data", "{case}/raw", "--out", "{out}"], n_rounds=(21, 20)
+        None,
+        "no eligible rounds",
+        "subject",
+        command=["ibo-sample", "--subject", "2", "--data", "{case}/raw", "--out", "{out}"],
+        n_rounds=(21, 20),
     ),
     # deliberately accepted: Windows line ends and a byte-order mark
     "crlf-and-bom-accepted": raw_case(
         lambda r: ev(r).write_bytes(b"\xef\xbb\xbf" + ev(r).read_bytes().replace(b"\n", b"\r\n")), "", "", rc=0
     ),
     # --- split files -----------------------------------------------------------------------
-    "split-unknown-session": split_case(lambda rows: [*rows[:-1], "2,77777,train"], "not an eligible round", "split.csv:7: field 'session_id'"),
-    "split-bad-set": split_case(lambda rows: [rows[0].replace("train", "validation"), *rows[1:]], "expected 'train' or 'test'", "split.csv:2: field 'set'"),
-    "split-no-training-rounds": split_case(
-        lambda rows: [r.replace("train", "test") if r.startswith("1,") else r for r in rows], "no training rounds", "split.csv"
+    "split-unknown-session": split_case(
+        lambda rows: [*rows[:-1], "2,77777,train"], "not an eligible round", "split.csv:7: field 'session_id'"
     ),
-    "split-missing-column": split_case(lambda rows: ["subject,session_id", *(",".join(r.split(",")[:2]) for r in rows)], "missing column", "split.csv"),
+    "split-bad-set": split_case(
+        lambda rows: [rows[0].replace("train", "validation"), *rows[1:]],
+        "expected 'train' or 'test'",
+        "split.csv:2: field 'set'",
+    ),
+    "split-no-training-rounds": split_case(
+        lambda rows: [r.replace("train", "test") if r.startswith("1,") else r for r in rows],
+        "no training rounds",
+        "split.csv",
+    ),
+    "split-missing-column": split_case(
+        lambda rows: ["subject,session_id", *(",".join(r.split(",")[:2]) for r in rows)], "missing column", "split.csv"
+    ),
     "split-duplicated-session": split_case(lambda rows: [*rows, rows[0]], "listed twice", "split.csv"),
     # --- saved fits ---------------------------------------------------------------------
     "netcdf-corrupt": netcdf_case(_random_bytes, "cannot read NetCDF", "subject-01-tau_pm.nc"),
@@ -249,7 +313,9 @@ CASES = {
     "netcdf-not-a-fit": netcdf_case(_not_a_fit, "not an ibo-pymc fit", "subject-01-tau_pm.nc"),
     # --- tables of log model evidence (ibo-cohort bms) ----------------------------------
     "lme-non-numeric": lme_case(GOOD_LME.replace("-12.5", "abc"), "expected a log evidence", "lme.csv:3: field 'tau'"),
-    "lme-infinite": lme_case(GOOD_LME.replace("-10.5", "-inf"), "expected a finite log evidence", "lme.csv:2: field 'u'"),
+    "lme-infinite": lme_case(
+        GOOD_LME.replace("-10.5", "-inf"), "expected a finite log evidence", "lme.csv:2: field 'u'"
+    ),
     "lme-one-model": lme_case("subject,u\n1,-3\n2,-4\n", "at least two model columns", "lme.csv:1"),
     "lme-duplicate-column": lme_case("u,tau,u\n1,2,3\n", "appears twice", "lme.csv:1"),
     "lme-short-row": lme_case(GOOD_LME.replace("-7.5,", ""), "expected 4 fields, got 3", "lme.csv:4"),
@@ -257,54 +323,95 @@ CASES = {
     "lme-header-only": lme_case("u,tau\n", "no rows", "lme.csv"),
     "lme-duplicate-subject": lme_case(GOOD_LME.replace("\n2,", "\n1,"), "appears twice", "lme.csv: field 'subject'"),
     "lme-missing-file": lme_case(None, "no such file", "lme.csv"),
-    "lme-family-unknown-model": lme_case(GOOD_LME, "is not one of the models", "field '--families'",
-                                         extra=["--families", "A=u,tau;B=tau_pm,v"]),
-    "lme-family-incomplete": lme_case(GOOD_LME, "in no family", "field '--families'", extra=["--families", "A=u;B=tau"]),
-    "lme-family-bad-spec": lme_case(GOOD_LME, "expected FAMILY=MODEL", "field '--families'", extra=["--families", "A:u,tau"]),
+    "lme-family-unknown-model": lme_case(
+        GOOD_LME, "is not one of the models", "field '--families'", extra=["--families", "A=u,tau;B=tau_pm,v"]
+    ),
+    "lme-family-incomplete": lme_case(
+        GOOD_LME, "in no family", "field '--families'", extra=["--families", "A=u;B=tau"]
+    ),
+    "lme-family-bad-spec": lme_case(
+        GOOD_LME, "expected FAMILY=MODEL", "field '--families'", extra=["--families", "A:u,tau"]
+    ),
     "lme-bad-suffix": lme_case(GOOD_LME, "--csv", ".csv", extra=["--csv", "{case}/out.txt"]),
     # deliberately accepted: a byte-order mark, Windows line ends, no subject column
     "lme-bom-crlf-accepted": lme_case(b"\xef\xbb\xbfu,tau\r\n-1,-2\r\n-3,-1\r\n", "", "", rc=0),
     # --- tidy tables (bring your own data) -----------------------------------------------
-    "rounds-missing-column": table_case("rounds.csv", GOOD_ROUNDS.replace("theta2", "theta"), ROUNDS, "missing column",
-                                        "rounds.csv: field 'theta2'"),
-    "rounds-non-numeric": table_case("rounds.csv", GOOD_ROUNDS.replace("-1.0", "left"), ROUNDS, "expected a number",
-                                     "rounds.csv:3: field 'delta_r1'"),
-    "rounds-angle-degrees": table_case("rounds.csv", GOOD_ROUNDS.replace("3.0", "170"), ROUNDS, "(-pi, pi]",
-                                       "rounds.csv:4: field 'theta2'"),
-    "rounds-duplicate-session": table_case("rounds.csv", GOOD_ROUNDS.replace(",12\n", ",11\n"), ROUNDS, "appears twice",
-                                           "rounds.csv:3: field 'session'"),
-    "rounds-subject-zero": table_case("rounds.csv", GOOD_ROUNDS.replace("\n2,", "\n0,"), ROUNDS, "subject number >= 1",
-                                      "rounds.csv:4: field 'subject'"),
+    "rounds-missing-column": table_case(
+        "rounds.csv", GOOD_ROUNDS.replace("theta2", "theta"), ROUNDS, "missing column", "rounds.csv: field 'theta2'"
+    ),
+    "rounds-non-numeric": table_case(
+        "rounds.csv", GOOD_ROUNDS.replace("-1.0", "left"), ROUNDS, "expected a number", "rounds.csv:3: field 'delta_r1'"
+    ),
+    "rounds-angle-degrees": table_case(
+        "rounds.csv", GOOD_ROUNDS.replace("3.0", "170"), ROUNDS, "(-pi, pi]", "rounds.csv:4: field 'theta2'"
+    ),
+    "rounds-duplicate-session": table_case(
+        "rounds.csv", GOOD_ROUNDS.replace(",12\n", ",11\n"), ROUNDS, "appears twice", "rounds.csv:3: field 'session'"
+    ),
+    "rounds-subject-zero": table_case(
+        "rounds.csv",
+        GOOD_ROUNDS.replace("\n2,", "\n0,"),
+        ROUNDS,
+        "subject number >= 1",
+        "rounds.csv:4: field 'subject'",
+    ),
     "rounds-empty": table_case("rounds.csv", "subject,delta_r1,theta2\n", ROUNDS, "no rows", "rounds.csv"),
-    "choices-missing-column": table_case("choices.csv", GOOD_CHOICES.replace(",z\n", ",reward\n"), CHOICES,
-                                         "missing column", "choices.csv: field 'z'"),
-    "choices-off-grid": table_case("choices.csv", _choices_line(2, "x", "8"), CHOICES, "grid coordinate 0..7",
-                                   "choices.csv:3: field 'x'"),
-    "choices-bad-context": table_case("choices.csv", _choices_line(3, "context", "spatail"), CHOICES,
-                                      "spatial, conceptual", "choices.csv:4: field 'context'"),
-    "choices-fractional-round": table_case("choices.csv", _choices_line(1, "round", "1.5"), CHOICES,
-                                           "expected an integer", "choices.csv:2: field 'round'"),
-    "choices-reward-missing": table_case("choices.csv", _choices_line(4, "z", ""), CHOICES, "expected a number",
-                                         "choices.csv:5: field 'z'"),
-    "choices-duplicate-trial": table_case("choices.csv", _choices_line(2, "trial", "1"), CHOICES, "appears twice",
-                                          "choices.csv:3: field 'trial'"),
-    "choices-trial-gap": table_case("choices.csv", _choices_line(4, "trial", "7"), CHOICES, "without gaps",
-                                    "choices.csv: field 'trial'"),
-    "choices-unknown-subject": table_case("choices.csv", GOOD_CHOICES, [*CHOICES, "--subject", "8"],
-                                          "participant 8 is not in the data", "field '--subject'"),
-    "reproduce-subject-not-in-data": raw_case(None, "subject 9 is not in the data", "ids 1, 2",
-                                              command=["ibo-reproduce", "--data", "{valid}", "--subject", "1,9",
-                                                       "--out", "{out}"]),
-    "context-with-hotspot": raw_case(None, "applies to --task gridsearch", "--context",
-                                     command=[*SAMPLE, "--subject", "1", "--context", "spatial"]),
+    "choices-missing-column": table_case(
+        "choices.csv", GOOD_CHOICES.replace(",z\n", ",reward\n"), CHOICES, "missing column", "choices.csv: field 'z'"
+    ),
+    "choices-off-grid": table_case(
+        "choices.csv", _choices_line(2, "x", "8"), CHOICES, "grid coordinate 0..7", "choices.csv:3: field 'x'"
+    ),
+    "choices-bad-context": table_case(
+        "choices.csv",
+        _choices_line(3, "context", "spatail"),
+        CHOICES,
+        "spatial, conceptual",
+        "choices.csv:4: field 'context'",
+    ),
+    "choices-fractional-round": table_case(
+        "choices.csv", _choices_line(1, "round", "1.5"), CHOICES, "expected an integer", "choices.csv:2: field 'round'"
+    ),
+    "choices-reward-missing": table_case(
+        "choices.csv", _choices_line(4, "z", ""), CHOICES, "expected a number", "choices.csv:5: field 'z'"
+    ),
+    "choices-duplicate-trial": table_case(
+        "choices.csv", _choices_line(2, "trial", "1"), CHOICES, "appears twice", "choices.csv:3: field 'trial'"
+    ),
+    "choices-trial-gap": table_case(
+        "choices.csv", _choices_line(4, "trial", "7"), CHOICES, "without gaps", "choices.csv: field 'trial'"
+    ),
+    "choices-unknown-subject": table_case(
+        "choices.csv",
+        GOOD_CHOICES,
+        [*CHOICES, "--subject", "8"],
+        "participant 8 is not in the data",
+        "field '--subject'",
+    ),
+    "reproduce-subject-not-in-data": raw_case(
+        None,
+        "subject 9 is not in the data",
+        "ids 1, 2",
+        command=["ibo-reproduce", "--data", "{valid}", "--subject", "1,9", "--out", "{out}"],
+    ),
+    "context-with-hotspot": raw_case(
+        None, "applies to --task gridsearch", "--context", command=[*SAMPLE, "--subject", "1", "--context", "spatial"]
+    ),
     # --- command-line options -----------------------------------------------------------
     "unknown-model": raw_case(None, "--model", "invalid choice", command=[*SAMPLE, "--subject", "1", "--model", "v"]),
-    "subject-out-of-range": raw_case(None, "subject 29 is not in the data", "ids 1, 2", command=[*SAMPLE, "--subject", "29"]),
+    "subject-out-of-range": raw_case(
+        None, "subject 29 is not in the data", "ids 1, 2", command=[*SAMPLE, "--subject", "29"]
+    ),
     "subject-not-a-number": raw_case(None, "--subject", "'x'", command=[*SAMPLE, "--subject", "x"]),
     "draws-zero": raw_case(None, "--draws", "'0'", command=[*SAMPLE, "--subject", "1", "--draws", "0"]),
     "chains-negative": raw_case(None, "--chains", "'-2'", command=[*SAMPLE, "--subject", "1", "--chains", "-2"]),
     "seed-negative": raw_case(None, "--seed", "'-1'", command=[*SAMPLE, "--subject", "1", "--seed", "-1"]),
-    "plot-bad-suffix": raw_case(None, "--out", ".png or .pdf", command=["ibo-plot", "--subject", "1", "--data", "{valid}", "--out", "{case}/fig.svg"]),
+    "plot-bad-suffix": raw_case(
+        None,
+        "--out",
+        ".png or .pdf",
+        command=["ibo-plot", "--subject", "1", "--data", "{valid}", "--out", "{case}/fig.svg"],
+    ),
 }
 
 
@@ -330,7 +437,10 @@ def main(argv: list[str]) -> None:
             shutil.rmtree(dest)
         index = build(dest)
     (HERE / "cases.json").write_text(json.dumps(index, indent=1, ensure_ascii=False) + "\n")
-    print(f"wrote the manifest of {len(index)} cases to {HERE / 'cases.json'}" + (f" and the cases to {dest}" if argv else ""))
+    print(
+        f"wrote the manifest of {len(index)} cases to {HERE / 'cases.json'}"
+        + (f" and the cases to {dest}" if argv else "")
+    )
 
 
 if __name__ == "__main__":

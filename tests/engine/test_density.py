@@ -32,8 +32,11 @@ def test_pytensor_density_value_and_gradient(normal_model):
     y, priors, dens = normal_model
     z = np.array([0.4, -0.3])
     mu, sigma = priors["mu"].from_unconstrained(z[0]), priors["sigma"].from_unconstrained(z[1])
-    expected = (stats.norm.logpdf(y, mu, sigma).sum() + priors["mu"].log_density_unconstrained(z[0])
-                + priors["sigma"].log_density_unconstrained(z[1]))
+    expected = (
+        stats.norm.logpdf(y, mu, sigma).sum()
+        + priors["mu"].log_density_unconstrained(z[0])
+        + priors["sigma"].log_density_unconstrained(z[1])
+    )
     v, g = dens.value_and_grad(z)
     assert v == pytest.approx(expected, rel=1e-12)
     h = 1e-6
@@ -63,9 +66,16 @@ def test_priors_map_and_normalise(prior):
     assert total == pytest.approx(1.0, abs=1e-6)
 
 
-@pytest.mark.parametrize("bad, field", [({"draws": 0}, "draws"), ({"sampler": "stan"}, "sampler"),
-                                        ({"mass_matrix": "dense"}, "mass_matrix"), ({"seed": -1}, "seed"),
-                                        ({"target_accept": 1.0}, "target_accept")])
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        ({"draws": 0}, "draws"),
+        ({"sampler": "stan"}, "sampler"),
+        ({"mass_matrix": "dense"}, "mass_matrix"),
+        ({"seed": -1}, "seed"),
+        ({"target_accept": 1.0}, "target_accept"),
+    ],
+)
 def test_engine_config_refuses_bad_values(bad, field):
     with pytest.raises(ibo.InputError, match=f"field '{field}'"):
         ibo.EngineConfig(**bad)

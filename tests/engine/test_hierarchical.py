@@ -91,12 +91,23 @@ def test_population_model_samples_from_synthetic_subjects():
     for n in range(5):
         k = n % 3
         z = rng.normal([0.5 * k, -1.0, 0.3, -2.0, -1.5], 0.4, (1, 200, 5))
-        subs.append(H.SubjectDraws(n + 1, "tau_pm", fams, np.array([k]), np.array([-50.0 - n]), z,
-                                   ("param", "gamma", "w", "tau_neg", "tau_pos")))
+        subs.append(
+            H.SubjectDraws(
+                n + 1,
+                "tau_pm",
+                fams,
+                np.array([k]),
+                np.array([-50.0 - n]),
+                z,
+                ("param", "gamma", "w", "tau_neg", "tau_pos"),
+            )
+        )
     model = H.build_population_model(subs)
     assert set(model.named_vars) >= {"mu", "sigma", "mu_shape", "sigma_shape", "family_frequency"}
     with model:
-        idata = pm.sample(draws=100, tune=100, chains=1, random_seed=1, progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=100, tune=100, chains=1, random_seed=1, progressbar=False, compute_convergence_checks=False
+        )
     assert idata.posterior["mu"].sel(parameter="gamma").mean() == pytest.approx(-1.0, abs=0.6)
 
 
@@ -104,11 +115,11 @@ def _subjects(rng, n=4):
     fams = ("PI", "EI", "UCB")
     cols = ("param", "gamma", "w", "tau_neg", "tau_pos")
     subs = []
-    for n in range(n):
-        comps = np.array([2]) if n % 2 else np.array([0, 2])  # one or two components
-        S = 150 + 50 * n  # different numbers of draws: thinned to the smallest, evenly
+    for i in range(n):
+        comps = np.array([2]) if i % 2 else np.array([0, 2])  # one or two components
+        S = 150 + 50 * i  # different numbers of draws: thinned to the smallest, evenly
         z = rng.normal([-1.0, -1.2, 0.4, -2.0, -1.5], 0.3, (len(comps), S, 5))
-        subs.append(H.SubjectDraws(n + 1, "tau_pm", fams, comps, np.full(len(comps), -60.0), z, cols))
+        subs.append(H.SubjectDraws(i + 1, "tau_pm", fams, comps, np.full(len(comps), -60.0), z, cols))
     return subs
 
 
@@ -129,7 +140,9 @@ def test_population_stage_resamples_subjects():
     assert {"shape_PI", "shape_EI", "shape_UCB", "gamma"} <= set(one.posterior.data_vars)
     # the population medians on the parameters' own scale: U(0, 1) here, so sigmoid(mu)
     post = h.idata.posterior
-    np.testing.assert_allclose(post["median"].sel(parameter="gamma"), 1 / (1 + np.exp(-post["mu"].sel(parameter="gamma"))))
+    np.testing.assert_allclose(
+        post["median"].sel(parameter="gamma"), 1 / (1 + np.exp(-post["mu"].sel(parameter="gamma")))
+    )
     again = H.fit_population(subs, draws=100, tune=100, chains=2, seed=1, cores=1)
     np.testing.assert_array_equal(again.idata["subject_posterior"]["w"].values, sub["w"].values)  # seeded
     other = H.SubjectDraws(9, "tau", subs[0].families, np.array([0]), np.zeros(1), subs[0].z[:1], subs[0].columns)
@@ -151,10 +164,23 @@ def test_families_without_a_shape_parameter_and_log_normal_priors():
     for n in range(6):
         k = n % 3
         S = 300
-        z = np.stack([rng.normal(0.5, 0.2, S) if k == 0 else np.zeros(S), rng.normal(0.8, 0.2, S),
-                      rng.normal(-0.4, 0.2, S)], axis=-1)[None]
-        subs.append(H.SubjectDraws(n + 1, "GP", fams, np.array([k]), np.array([-40.0]), z, ("param", "lambda", "tau"),
-                                   priors=(lam, tau), shape_priors=(("beta", beta), None, None)))
+        z = np.stack(
+            [rng.normal(0.5, 0.2, S) if k == 0 else np.zeros(S), rng.normal(0.8, 0.2, S), rng.normal(-0.4, 0.2, S)],
+            axis=-1,
+        )[None]
+        subs.append(
+            H.SubjectDraws(
+                n + 1,
+                "GP",
+                fams,
+                np.array([k]),
+                np.array([-40.0]),
+                z,
+                ("param", "lambda", "tau"),
+                priors=(lam, tau),
+                shape_priors=(("beta", beta), None, None),
+            )
+        )
     # column 0 of a family without one is N(0, 1) at 0: with mu 0 and sd 1 there the ratio's column is 0
     s = subs[1]
     full = s.log_base()
@@ -164,10 +190,12 @@ def test_families_without_a_shape_parameter_and_log_normal_priors():
     assert list(model.coords["shape_family"]) == ["UCB"] and model["mu_shape"].eval().shape == (1,)
     h = H.fit_population(subs, draws=200, tune=200, chains=2, seed=2, cores=1)
     post = h.idata.posterior
-    np.testing.assert_allclose(post["median"].sel(parameter="lambda"),
-                               np.exp(lam.center + lam.scale * post["mu"].sel(parameter="lambda")))
+    np.testing.assert_allclose(
+        post["median"].sel(parameter="lambda"), np.exp(lam.center + lam.scale * post["mu"].sel(parameter="lambda"))
+    )
     assert float(post["median_shape"].sel(shape_family="UCB").median()) == pytest.approx(
-        np.exp(beta.center + beta.scale * 0.5), rel=0.5)
+        np.exp(beta.center + beta.scale * 0.5), rel=0.5
+    )
     sub = h.idata["subject_posterior"]
     assert set(np.unique(sub["family_draw"].sel(subject=2))) == {1}
     assert np.isnan(sub["shape_parameter"].sel(subject=2)).all()  # "mean" has no shape parameter

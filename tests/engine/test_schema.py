@@ -26,11 +26,22 @@ OLD_GRID = Path(__file__).parent / "data" / "gridsearch-format1.nc"
 def test_a_grid_fit_of_format_1_is_read_in_the_schema():
     old = az.from_netcdf(OLD_GRID)
     new = read_fit(OLD_GRID)
-    assert {"posterior", "conditional_posterior", "log_likelihood", "component_evidence", "observed_data",
-            "sample_stats"} <= set(new.groups())
+    assert {
+        "posterior",
+        "conditional_posterior",
+        "log_likelihood",
+        "component_evidence",
+        "observed_data",
+        "sample_stats",
+    } <= set(new.groups())
     a = new.posterior.attrs
-    assert (a["ibo_pymc_format"], a["task"], a["observed"], a["model"], a["subject"]) == (FORMAT, "gridsearch",
-                                                                                            "choices", "BMT", 990)
+    assert (a["ibo_pymc_format"], a["task"], a["observed"], a["model"], a["subject"]) == (
+        FORMAT,
+        "gridsearch",
+        "choices",
+        "BMT",
+        990,
+    )
     # the same draws, the conditional ones under the schema's names
     for n in ("error_variance", "beta", "tau", "family_draw"):
         assert np.array_equal(new.posterior[n].values, old.posterior[n].values)
@@ -47,8 +58,11 @@ def test_a_grid_fit_of_format_1_is_read_in_the_schema():
 
 
 def test_a_hotspot_fit_gains_the_task_attrs():
-    idata = az.InferenceData(posterior=xr.Dataset({"gamma": (("chain", "draw"), np.zeros((1, 2)))},
-                                                  attrs={"ibo_pymc_format": 3, "subject": 28}))
+    idata = az.InferenceData(
+        posterior=xr.Dataset(
+            {"gamma": (("chain", "draw"), np.zeros((1, 2)))}, attrs={"ibo_pymc_format": 3, "subject": 28}
+        )
+    )
     out = upgrade(idata)
     assert out.posterior.attrs["task"] == "hotspot" and out.posterior.attrs["observed"] == "theta2"
 
@@ -60,7 +74,8 @@ def test_files_that_are_not_fits_are_refused(tmp_path):
     with pytest.raises(ibo.InputError, match="cannot read NetCDF"):
         read_fit(tmp_path / "text.nc")
     az.InferenceData(posterior=xr.Dataset({"x": (("chain", "draw"), np.zeros((1, 2)))})).to_netcdf(
-        str(tmp_path / "other.nc"), engine="h5netcdf")
+        str(tmp_path / "other.nc"), engine="h5netcdf"
+    )
     with pytest.raises(ibo.InputError, match="not an ibo-pymc fit"):
         read_fit(tmp_path / "other.nc")
     with pytest.raises(ibo.InputError, match="'gridsearch' task, not of 'hotspot'"):

@@ -60,17 +60,34 @@ def dask_cli_cluster(tmp_path_factory):
     d = tmp_path_factory.mktemp("cluster")
     info = d / "scheduler.json"
     dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
-    sched = subprocess.Popen([*dask, "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(info)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=d)
+    sched = subprocess.Popen(
+        [*dask, "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(info)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=d,
+    )
     procs = [sched]
     try:
         deadline = time.time() + 60
         while not info.is_file() and time.time() < deadline:
             time.sleep(0.2)
         address = json.loads(info.read_text())["address"]
-        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "2",
-                                   "--nthreads", "1", "--no-dashboard"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=d)
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_worker",
+                address,
+                "--nworkers",
+                "2",
+                "--nthreads",
+                "1",
+                "--no-dashboard",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=d,
+        )
         procs.append(worker)
         from distributed import Client
 
@@ -87,8 +104,9 @@ def dask_cli_cluster(tmp_path_factory):
                 p.kill()
 
 
-def test_dask_cli_cluster_runs_the_cohort_commands_with_local_outputs(dask_cli_cluster, local_fits, two_players,
-                                                                      raw_folder, tmp_path):
+def test_dask_cli_cluster_runs_the_cohort_commands_with_local_outputs(
+    dask_cli_cluster, local_fits, two_players, raw_folder, tmp_path
+):
     from ibo_pymc.cli.reproduce import main as reproduce
     from ibo_pymc.cli.sample import main as sample
     from ibo_pymc.cli.simulate import main as simulate
@@ -100,7 +118,9 @@ def test_dask_cli_cluster_runs_the_cohort_commands_with_local_outputs(dask_cli_c
     _same_fits(local_fits, out)
     # ibo-reproduce: the committed tables (made in this process)
     rep = tmp_path / "rep"
-    assert reproduce(["--data", str(raw_folder), "--split", str(PAPER_SPLITS), "--out", str(rep), "--quiet", *remote]) == 0
+    assert (
+        reproduce(["--data", str(raw_folder), "--split", str(PAPER_SPLITS), "--out", str(rep), "--quiet", *remote]) == 0
+    )
     for name in ("fits.csv", "table1.csv", "table2.csv"):
         assert (rep / name).read_bytes() == (REPO / "models" / "reproduction" / name).read_bytes(), name
     # ibo-simulate coverage: the same cell
@@ -133,8 +153,12 @@ def test_rerun_reuses_valid_fits_and_refits_only_the_stale(local_fits, two_playe
     assert {p: p.stat().st_mtime_ns for p in folder.glob("*.nc")} == before
     # another seed is another configuration: both are fitted again (here: the fit is refused by no_fit)
     said = []
-    res = cohort.fit_cohort(cohort.cohort_jobs(data, [1, 2], ["tau_pm"], cfg.replace(seed=2)), folder,
-                            progress=lambda p: None, log=said.append)
+    res = cohort.fit_cohort(
+        cohort.cohort_jobs(data, [1, 2], ["tau_pm"], cfg.replace(seed=2)),
+        folder,
+        progress=lambda p: None,
+        log=said.append,
+    )
     assert res.reused == [False, False] and len(res.failures) == 2
     assert all("another configuration" in s for s in said)
     assert [f.key for f in res.failures] == ["subject 1, model tau_pm", "subject 2, model tau_pm"]
@@ -146,12 +170,20 @@ def test_a_failing_task_is_named_and_the_others_finish(hotspot, tmp_path):
     from ibo_pymc.tasks.hotspot.model.fit_many import FitJob, fit_cohort
 
     cfg = FitConfig(model="u", draws=300, tune=200, chains=2, seed=1)
-    empty = SubjectObservations(subject=99, user_id=99, session_id=np.array([], int), round_index=np.array([], int),
-                                delta_r1=np.array([]), theta2=np.array([]))
+    empty = SubjectObservations(
+        subject=99,
+        user_id=99,
+        session_id=np.array([], int),
+        round_index=np.array([], int),
+        delta_r1=np.array([]),
+        theta2=np.array([]),
+    )
     jobs = [FitJob(empty, cfg), FitJob(hotspot.observations(28), cfg)]
     seen = []
     res = fit_cohort(jobs, tmp_path, progress=seen.append, write_on="driver")
-    assert [str(f) for f in res.failures] == ["subject 99, model u: InputError: field 'subject': subject 99 has no eligible rounds to fit"]
+    assert [str(f) for f in res.failures] == [
+        "subject 99, model u: InputError: field 'subject': subject 99 has no eligible rounds to fit"
+    ]
     assert res.paths[0] is None and res.paths[1] == tmp_path / "subject-28-u.nc" and res.paths[1].is_file()
     assert seen[-1].done == 2 and seen[-1].failed == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["subject-28-u.nc"]  # nothing half-written
@@ -165,8 +197,10 @@ def test_a_fit_travels_light_and_rebuilds_in_another_process(local_fits):
 
     m = IBOModel.load(local_fits / "subject-01-tau_pm.nc")
     blob = pickle.dumps(m)
-    code = ("import pickle, sys; m = pickle.loads(sys.stdin.buffer.read()); "
-            "print(m.config.key(), float(m.family_probabilities().sum()), m.tables.values.shape)")
+    code = (
+        "import pickle, sys; m = pickle.loads(sys.stdin.buffer.read()); "
+        "print(m.config.key(), float(m.family_probabilities().sum()), m.tables.values.shape)"
+    )
     r = subprocess.run([sys.executable, "-c", code], input=blob, capture_output=True, check=True, cwd=REPO)
     key, total, shape = r.stdout.decode().split(maxsplit=2)
     assert key == m.config.key() and float(total) == pytest.approx(1.0) and shape.strip() == str(m.tables.values.shape)
@@ -183,9 +217,33 @@ def test_ctrl_c_during_a_cluster_run_keeps_finished_fits_and_no_partial_file(two
 
     out = tmp_path / "fits"
     rc, err = signal_after(
-        [sys.executable, "-m", "ibo_pymc.cli.sample", "--subject", "all", "--data", str(two_players), "--out", str(out),
-         "--workers", "2", "--draws", "4000", "--tune", "300", "--chains", "2", "--seed", "1"],
-        "fits: 0/2 done", signal.SIGINT, settle=6, stop_timeout=90, cwd=tmp_path)  # 6 s: into sampling
+        [
+            sys.executable,
+            "-m",
+            "ibo_pymc.cli.sample",
+            "--subject",
+            "all",
+            "--data",
+            str(two_players),
+            "--out",
+            str(out),
+            "--workers",
+            "2",
+            "--draws",
+            "4000",
+            "--tune",
+            "300",
+            "--chains",
+            "2",
+            "--seed",
+            "1",
+        ],
+        "fits: 0/2 done",
+        signal.SIGINT,
+        settle=6,
+        stop_timeout=90,
+        cwd=tmp_path,
+    )  # 6 s: into sampling
     assert rc == 130, err[-2000:]
     left = sorted(p.name for p in out.iterdir()) if out.exists() else []
     assert all(n.startswith("subject-") and n.endswith(".nc") for n in left), left
@@ -202,10 +260,24 @@ def test_ctrl_c_at_a_terminal_prints_one_line_not_the_workers_tracebacks(raw_fol
     import signal
     import threading
 
-    cmd = [sys.executable, "-m", "ibo_pymc.cli.sample", "--subject", "all", "--model", "u", "--data", str(raw_folder),
-           "--out", str(tmp_path / "fits"), "--workers", "2"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                            start_new_session=True)  # its own process group, as a terminal's foreground job
+    cmd = [
+        sys.executable,
+        "-m",
+        "ibo_pymc.cli.sample",
+        "--subject",
+        "all",
+        "--model",
+        "u",
+        "--data",
+        str(raw_folder),
+        "--out",
+        str(tmp_path / "fits"),
+        "--workers",
+        "2",
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, start_new_session=True
+    )  # its own process group, as a terminal's foreground job
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
     reader.start()

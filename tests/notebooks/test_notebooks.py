@@ -19,12 +19,15 @@ def test_all_seven_notebooks_are_committed_with_outputs():
         nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert code and all(c.get("execution_count") for c in code), f"{name} is not executed"
-        assert any("image/png" in o.get("data", {}) for c in code for o in c.get("outputs", [])), f"{name} has no figure"
+        assert any("image/png" in o.get("data", {}) for c in code for o in c.get("outputs", [])), (
+            f"{name} has no figure"
+        )
         assert not any(o.get("output_type") == "error" for c in code for o in c.get("outputs", []))
 
 
 def test_committed_notebooks_match_their_source():
-    """Each notebook's jupytext percent source (notebooks/NN_name.py) holds its text and code; the .ipynb is its executed output."""
+    """Each notebook's jupytext percent source (notebooks/NN_name.py) holds its text and code; the .ipynb is its
+    executed output."""
     import importlib.util
 
     import nbformat
@@ -51,5 +54,7 @@ def test_notebook_executes(name, monkeypatch, raw_folder):
     monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend, as in Jupyter
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
-    assert not any(o.get("output_type") == "error" for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    assert not any(
+        o.get("output_type") == "error" for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+    )
     assert os.environ["IBO_QUICK"] == "1"

@@ -40,12 +40,12 @@ def test_hotspot_task_is_the_hotspot_modules(raw_folder, paper_split):
     # the reproduction entry point is the paper's grid method on the published split: Table 1 as committed
     import pandas as pd
 
-
     res = task.reproduce(data)  # the paper's split by default
     committed = pd.read_csv(Path(__file__).resolve().parents[2] / "models" / "reproduction" / "table1.csv")
     assert res.table1.shape == committed.shape
-    assert np.allclose(res.table1.select_dtypes("number").to_numpy(), committed.select_dtypes("number").to_numpy(),
-                       atol=0.006)
+    assert np.allclose(
+        res.table1.select_dtypes("number").to_numpy(), committed.select_dtypes("number").to_numpy(), atol=0.006
+    )
     # the task's observations fit as the data module's do (the grid engine: same MAP)
     fit = fit_paper_grid(obs.delta_r1, obs.theta2, "tau_pm", config=PaperGridConfig())
     assert fit.map == fit_paper_grid(ref.delta_r1, ref.theta2, "tau_pm", config=PaperGridConfig()).map

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ibo_pymc.engine.config import HDI_PROB
 from ibo_pymc.tasks.gridsearch.choice import FAMILIES
 
 
@@ -89,24 +90,28 @@ class GridSearchTask:
 
         return GridSearchModel(observations, GridSearchConfig(**config))
 
-    def fits_table(self, paths, *, executor=None):
-        """The summary table of saved fits: posterior intervals, family probabilities, reliable LOO and
-        convergence, one job per fit (:func:`.fits_table.summary_of`)."""
+    def fits_table(self, paths, *, executor=None, hdi_prob: float = HDI_PROB):
+        """The summary table of saved fits: posterior intervals (HDIs of mass ``hdi_prob``), family
+        probabilities, reliable LOO and convergence, one job per fit (:func:`.fits_table.summary_of`)."""
         from ibo_pymc.execution import Job, run_jobs
         from ibo_pymc.tasks.gridsearch.fits_table import summarise_fits, summary_of
 
-        jobs = [Job(f"summary of {p}", summary_of, (str(p),)) for p in paths]
+        jobs = [Job(f"summary of {p}", summary_of, (str(p), hdi_prob)) for p in paths]
         return summarise_fits(run_jobs(jobs, executor, label="summaries").raise_failures().results)
 
     def fits_table_name(self, *, surrogate: str, context: str) -> str:
         """The file name of :meth:`fits_table` beside the fits of one surrogate in one context."""
         return f"summary-gridsearch-{context}-{surrogate}.csv"
 
+    #: whether :meth:`fits_table` holds posterior intervals (``ibo-sample --hdi-prob`` applies to it)
+    fits_table_intervals = True
+
     #: how :meth:`fits_table`'s numbers are written
     fits_table_float_format = "%.6g"
 
-    def compare_cohort(self, dataset, subjects, folder, *, context: str = "spatial", executor=None, log=None,
-                       **settings):
+    def compare_cohort(
+        self, dataset, subjects, folder, *, context: str = "spatial", executor=None, log=None, **settings
+    ):
         """The GP against the mean tracker for every participant in one context by reliable LOO
         (:func:`.compare.compare_cohort`): a :class:`~ibo_pymc.tasks.base.Comparison`."""
         from ibo_pymc.tasks.gridsearch.compare import compare_cohort
@@ -117,15 +122,23 @@ class GridSearchTask:
     model_labels = {"GP": "GP", "BMT": "mean tracker"}
     parameter_labels = {}
 
-    def cohort_fits(self, dataset, subjects, folder, *, context: str = "spatial", models=None, executor=None,
-                    log=None, **settings):
+    def cohort_fits(
+        self, dataset, subjects, folder, *, context: str = "spatial", models=None, executor=None, log=None, **settings
+    ):
         """Every participant's fit under every surrogate of ``models`` (default GP and the mean tracker) in one
         context, saved in ``folder`` and reused when current (:func:`.compare.cohort_fits`): the execution
         layer's outcome, whose results are the fits' paths."""
         from ibo_pymc.tasks.gridsearch.compare import cohort_fits
 
-        return cohort_fits(dataset, subjects, folder, context=context, surrogates=tuple(models or self.models),
-                           executor=executor, **settings)
+        return cohort_fits(
+            dataset,
+            subjects,
+            folder,
+            context=context,
+            surrogates=tuple(models or self.models),
+            executor=executor,
+            **settings,
+        )
 
     def plot_fit(self, model, *, seed: int = 0):
         """One participant's fit at a glance (:meth:`~ibo_pymc.engine.model.IBOModelBase.plot`; it draws nothing
@@ -181,6 +194,7 @@ class GridSearchTask:
         fits, folds = reproduce(dataset, subjects, executor=executor)
         means = fits.groupby(["context", "model"])["R2"].mean().unstack()
         with pd.option_context("display.width", 140):
-            report = ("mean R2 (leave-one-round-out) by context and model\n"
-                      + means.to_string(float_format=lambda v: f"{v:.4f}"))
+            report = "mean R2 (leave-one-round-out) by context and model\n" + means.to_string(
+                float_format=lambda v: f"{v:.4f}"
+            )
         return Reproduction({"folds": folds, "fits": fits}, report, {"folds": "%.10g", "fits": "%.10g"})

@@ -160,8 +160,21 @@ def choice_loglik(post, choices, y, family, beta, tau, *, lengths=None, publishe
         lengths = np.full(R, choices.shape[1], dtype=np.int64)
     ll = np.empty(R)
     grad = np.empty((R, 3))
-    _loglik_kernel(mu, var, dmu, dvar, choices, y, np.asarray(lengths, np.int64), code,
-                   float(beta), float(tau), bool(published), ll, grad)
+    _loglik_kernel(
+        mu,
+        var,
+        dmu,
+        dvar,
+        choices,
+        y,
+        np.asarray(lengths, np.int64),
+        code,
+        float(beta),
+        float(tau),
+        bool(published),
+        ll,
+        grad,
+    )
     return ll, grad
 
 

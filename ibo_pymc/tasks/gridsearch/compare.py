@@ -58,9 +58,13 @@ def heldout_fold(gr: GridRounds, k: int, config) -> dict:
     test = gr.select([k])
     idata = fit(train, config)
     probs = family_probabilities(idata)
-    return {"participant": gr.subject, "context": gr.context, "round": int(k),
-            "lppd": float(lppd(predictive_loglik(idata, test))[0]),
-            **{f"p_{f}": float(p) for f, p in probs.items()}}
+    return {
+        "participant": gr.subject,
+        "context": gr.context,
+        "round": int(k),
+        "lppd": float(lppd(predictive_loglik(idata, test))[0]),
+        **{f"p_{f}": float(p) for f, p in probs.items()},
+    }
 
 
 def heldout(gr: GridRounds, config=None, *, executor=None) -> pd.DataFrame:
@@ -70,14 +74,33 @@ def heldout(gr: GridRounds, config=None, *, executor=None) -> pd.DataFrame:
     from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
 
     config = config or GridSearchConfig()
-    tasks = [Job(f"participant {gr.subject}, {gr.context}, round {k} held out", heldout_fold, (gr, int(k), config))
-             for k in gr.rounds]
+    tasks = [
+        Job(f"participant {gr.subject}, {gr.context}, round {k} held out", heldout_fold, (gr, int(k), config))
+        for k in gr.rounds
+    ]
     return pd.DataFrame(run_jobs(tasks, executor, label="held-out rounds").raise_failures().results)
 
 
 #: the columns of :func:`compare_surrogates`
-COMPARE_COLUMNS = ("participant", "context", "surrogate", "rank", "elpd_loo", "se", "p_loo", "elpd_diff", "dse",
-                   "weight", "max_pareto_k", "n_refit", "p_UCB", "p_EI", "p_PI", "p_mean", "p_variance")
+COMPARE_COLUMNS = (
+    "participant",
+    "context",
+    "surrogate",
+    "rank",
+    "elpd_loo",
+    "se",
+    "p_loo",
+    "elpd_diff",
+    "dse",
+    "weight",
+    "max_pareto_k",
+    "n_refit",
+    "p_UCB",
+    "p_EI",
+    "p_PI",
+    "p_mean",
+    "p_variance",
+)
 
 
 def fit_or_load(gr: GridRounds, config, folder=None):
@@ -90,8 +113,9 @@ def fit_or_load(gr: GridRounds, config, folder=None):
 
     if folder is None:
         return fit(gr, config)
-    return GridSearchModel.fit_or_load(gr, config, Path(folder) / fit_file_name(gr.subject, gr.context,
-                                                                                config.surrogate)).idata
+    return GridSearchModel.fit_or_load(
+        gr, config, Path(folder) / fit_file_name(gr.subject, gr.context, config.surrogate)
+    ).idata
 
 
 def fit_or_load_path(gr: GridRounds, config, folder) -> str:
@@ -104,8 +128,9 @@ def fit_or_load_path(gr: GridRounds, config, folder) -> str:
     return str(Path(folder) / fit_file_name(gr.subject, gr.context, config.surrogate))
 
 
-def cohort_fits(table, subjects, folder, *, context: str = "spatial", surrogates=("GP", "BMT"), executor=None,
-                **settings):
+def cohort_fits(
+    table, subjects, folder, *, context: str = "spatial", surrogates=("GP", "BMT"), executor=None, **settings
+):
     """Every participant's fit under every surrogate in one context, reusing saved fits in ``folder``: the
     evidences a cohort's BMS reads. Returns the execution layer's outcome (results: the fits' paths)."""
     from dataclasses import replace
@@ -115,9 +140,15 @@ def cohort_fits(table, subjects, folder, *, context: str = "spatial", surrogates
     from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
 
     config = GridSearchConfig(**settings)
-    jobs = [Job(f"participant {s}, {context}, {sur}", fit_or_load_path,
-                (grid_rounds(table, s, context), replace(config, surrogate=sur), str(folder)))
-            for s in subjects for sur in surrogates]
+    jobs = [
+        Job(
+            f"participant {s}, {context}, {sur}",
+            fit_or_load_path,
+            (grid_rounds(table, s, context), replace(config, surrogate=sur), str(folder)),
+        )
+        for s in subjects
+        for sur in surrogates
+    ]
     return run_jobs(jobs, executor, label="fits")
 
 
@@ -149,11 +180,23 @@ def compare_surrogates(gr: GridRounds, config=None, folder=None, surrogates=("GP
     rows = []
     for s, r in table.iterrows():
         probs = family_probabilities(fits[s])
-        rows.append({"participant": gr.subject, "context": gr.context, "surrogate": s, "rank": int(r["rank"]),
-                     "elpd_loo": float(r["elpd_loo"]), "se": float(r["se"]), "p_loo": float(r["p_loo"]),
-                     "elpd_diff": float(r["elpd_diff"]), "dse": float(r["dse"]), "weight": float(r["weight"]),
-                     "max_pareto_k": float(np.max(loos[s].pareto_k.values)), "n_refit": int(loos[s]["n_refit"]),
-                     **{f"p_{f}": float(probs.get(f, np.nan)) for f in ("UCB", "EI", "PI", "mean", "variance")}})
+        rows.append(
+            {
+                "participant": gr.subject,
+                "context": gr.context,
+                "surrogate": s,
+                "rank": int(r["rank"]),
+                "elpd_loo": float(r["elpd_loo"]),
+                "se": float(r["se"]),
+                "p_loo": float(r["p_loo"]),
+                "elpd_diff": float(r["elpd_diff"]),
+                "dse": float(r["dse"]),
+                "weight": float(r["weight"]),
+                "max_pareto_k": float(np.max(loos[s].pareto_k.values)),
+                "n_refit": int(loos[s]["n_refit"]),
+                **{f"p_{f}": float(probs.get(f, np.nan)) for f in ("UCB", "EI", "PI", "mean", "variance")},
+            }
+        )
     return pd.DataFrame(rows, columns=list(COMPARE_COLUMNS))
 
 
@@ -168,8 +211,10 @@ def compare_cohort(table, subjects, folder, *, context: str = "spatial", executo
     from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
 
     config = GridSearchConfig(**settings)
-    jobs = [Job(f"participant {s}, {context}", compare_surrogates, (grid_rounds(table, s, context), config,
-                                                                     str(folder))) for s in subjects]
+    jobs = [
+        Job(f"participant {s}, {context}", compare_surrogates, (grid_rounds(table, s, context), config, str(folder)))
+        for s in subjects
+    ]
     out = run_jobs(jobs, executor, label="comparisons")
     rows = [r for r in out.results if r is not None]
     if not rows:
@@ -179,7 +224,10 @@ def compare_cohort(table, subjects, folder, *, context: str = "spatial", executo
         lines = [res[list(COMPARE_COLUMNS)].to_string(index=False, float_format=lambda v: f"{v:.2f}")]
     if len(subjects) > 1:
         best = res[res["rank"] == 0]["surrogate"].value_counts()
-        lines.append("\nbest by reliable LOO: " + ", ".join(f"{s} for {n}" for s, n in best.items())
-                     + f" of {len(subjects)} participants ({context}); summed elpd_loo: "
-                     + ", ".join(f"{s} {v:.1f}" for s, v in res.groupby("surrogate")["elpd_loo"].sum().items()))
+        lines.append(
+            "\nbest by reliable LOO: "
+            + ", ".join(f"{s} for {n}" for s, n in best.items())
+            + f" of {len(subjects)} participants ({context}); summed elpd_loo: "
+            + ", ".join(f"{s} {v:.1f}" for s, v in res.groupby("surrogate")["elpd_loo"].sum().items())
+        )
     return Comparison(res, "\n".join(lines), out.failures, COMPARE_COLUMNS)

@@ -43,8 +43,14 @@ _RAW = f"https://github.com/{SOURCE_REPOSITORY}/raw/{SOURCE_COMMIT}/"
 #: local name -> (pinned URL, SHA-256)
 FILES = {
     "full.csv": (_RAW + "experimentData/full.csv", "13dd29261956d3d2e45558e9f60b439d8d980971e1467763105680d6690c908f"),
-    "smoothEnvironment.json": (_RAW + "experiment/smoothEnvironment.json", "38b31a84e6d30570a9e83ae839813fea6b82e14b370ddb4d75455080eb907891"),
-    "roughEnvironment.json": (_RAW + "experiment/roughEnvironment.json", "cca528a5530a48cf49da0cf7ffbd62efbf0ae4354e9e2c586619b5e3a542b00f"),
+    "smoothEnvironment.json": (
+        _RAW + "experiment/smoothEnvironment.json",
+        "38b31a84e6d30570a9e83ae839813fea6b82e14b370ddb4d75455080eb907891",
+    ),
+    "roughEnvironment.json": (
+        _RAW + "experiment/roughEnvironment.json",
+        "cca528a5530a48cf49da0cf7ffbd62efbf0ae4354e9e2c586619b5e3a542b00f",
+    ),
 }
 #: the study's folder name in IBO_DATA_DIR, on a mirror and in the cache
 STUDY = "cognitivemaps"
@@ -92,8 +98,15 @@ class GridRounds:
     def select(self, rounds) -> GridRounds:
         """The rounds whose number is in ``rounds`` (in this object's order)."""
         mask = np.isin(self.rounds, list(rounds))
-        return GridRounds(self.subject, self.context, self.rounds[mask], self.choices[mask], self.z[mask],
-                          self.environment, None if self.env is None else self.env[mask])
+        return GridRounds(
+            self.subject,
+            self.context,
+            self.rounds[mask],
+            self.choices[mask],
+            self.z[mask],
+            self.environment,
+            None if self.env is None else self.env[mask],
+        )
 
 
 # ---------------------------------------------------------------- data folder
@@ -108,13 +121,19 @@ def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -
     from ibo_pymc.data.sources import local_copy
 
     if os.environ.get("IBO_GRID_DATA_DIR"):  # the one convention replaced it; never ignored silently
-        raise InputError("IBO_GRID_DATA_DIR is no longer read; set IBO_DATA_DIR to the folder holding "
-                         "cognitivemaps/ (or to that folder itself)", field="IBO_GRID_DATA_DIR")
+        raise InputError(
+            "IBO_GRID_DATA_DIR is no longer read; set IBO_DATA_DIR to the folder holding "
+            "cognitivemaps/ (or to that folder itself)",
+            field="IBO_GRID_DATA_DIR",
+        )
     p = Path(data) if data is not None else local_copy(STUDY)
     if p is not None:
         if not p.is_dir():
-            raise InputError("not an existing folder; expected the folder holding the cognitivemaps full.csv", path=p,
-                             field="--data" if data is not None else "IBO_DATA_DIR")
+            raise InputError(
+                "not an existing folder; expected the folder holding the cognitivemaps full.csv",
+                path=p,
+                field="--data" if data is not None else "IBO_DATA_DIR",
+            )
         return p
     dest = dataset_dir(STUDY)
     if dest.is_dir() and not check_pinned(dest, FILES):
@@ -131,8 +150,13 @@ def fetch(dest: str | Path | None = None, *, progress: bool = True) -> Path:
 
     mirror = mirror_url(STUDY)
     files = {n: (mirror + n, h) for n, (_, h) in FILES.items()} if mirror else FILES
-    return fetch_pinned(files, Path(dest) if dest is not None else dataset_dir(STUDY), label=STUDY,
-                        progress=progress, network_hint=" or set IBO_DATA_URL to a reachable mirror")
+    return fetch_pinned(
+        files,
+        Path(dest) if dest is not None else dataset_dir(STUDY),
+        label=STUDY,
+        progress=progress,
+        network_hint=" or set IBO_DATA_URL to a reachable mirror",
+    )
 
 
 def load(data=None, *, progress: bool = True) -> pd.DataFrame:
@@ -145,7 +169,11 @@ def load(data=None, *, progress: bool = True) -> pd.DataFrame:
     folder = resolve_data_dir(data, progress=progress)
     if (folder / "full.csv").is_file():
         return load_cognitivemaps(folder)
-    raise InputError("no full.csv in this folder; expected the cognitivemaps data folder or a tidy table file", path=folder, field="--data")
+    raise InputError(
+        "no full.csv in this folder; expected the cognitivemaps data folder or a tidy table file",
+        path=folder,
+        field="--data",
+    )
 
 
 def load_cognitivemaps(folder: str | Path) -> pd.DataFrame:
@@ -166,7 +194,12 @@ def load_cognitivemaps(folder: str | Path) -> pd.DataFrame:
         line = int(row_no) + 2
         env_code = pd.to_numeric(pd.Series([row["environment"]]), errors="coerce").iloc[0]
         if env_code not in (0, 1):
-            raise InputError(f"expected 0 (rough) or 1 (smooth), got {row['environment']!r}", path=path, line=line, field="environment")
+            raise InputError(
+                f"expected 0 (rough) or 1 (smooth), got {row['environment']!r}",
+                path=path,
+                line=line,
+                field="environment",
+            )
         env_class = "rough" if env_code == 0 else "smooth"
         pid = pd.to_numeric(pd.Series([row["id"]]), errors="coerce").iloc[0]
         if not (np.isfinite(pid) and pid == round(pid) and pid >= 0):
@@ -177,16 +210,32 @@ def load_cognitivemaps(folder: str | Path) -> pd.DataFrame:
                 xs, ys, zs = (np.asarray(rec[k], dtype=float) for k in ("xcollect", "ycollect", "zcollect"))
                 order = np.atleast_1d(np.asarray(rec["envOrder"], dtype=int))
             except (TypeError, ValueError, KeyError, IndexError) as exc:
-                raise InputError(f"not the study's JSON of choices ({type(exc).__name__}: {exc})", path=path, line=line, field=col) from None
+                raise InputError(
+                    f"not the study's JSON of choices ({type(exc).__name__}: {exc})", path=path, line=line, field=col
+                ) from None
             if xs.ndim != 2 or xs.shape != ys.shape or xs.shape != zs.shape or len(order) < xs.shape[0]:
-                raise InputError("xcollect/ycollect/zcollect/envOrder are not rounds x trials of equal shape", path=path, line=line, field=col)
+                raise InputError(
+                    "xcollect/ycollect/zcollect/envOrder are not rounds x trials of equal shape",
+                    path=path,
+                    line=line,
+                    field=col,
+                )
             R, T = xs.shape
-            parts.append(pd.DataFrame({
-                "subject": int(pid), "context": context,
-                "round": np.repeat(np.arange(1, R + 1), T), "trial": np.tile(np.arange(1, T + 1), R),
-                "x": xs.ravel(), "y": ys.ravel(), "z": zs.ravel(),
-                "environment": env_class, "env": np.repeat(order[:R], T),
-            }))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "subject": int(pid),
+                        "context": context,
+                        "round": np.repeat(np.arange(1, R + 1), T),
+                        "trial": np.tile(np.arange(1, T + 1), R),
+                        "x": xs.ravel(),
+                        "y": ys.ravel(),
+                        "z": zs.ravel(),
+                        "environment": env_class,
+                        "env": np.repeat(order[:R], T),
+                    }
+                )
+            )
     if not parts:
         raise InputError("no participant completed both tasks", path=path)
     return read_table(pd.concat(parts, ignore_index=True), source=str(path))
@@ -233,8 +282,12 @@ def read_table(table, *, source: str | None = None) -> pd.DataFrame:
     expect = g.cumcount() + 1
     if (df["trial"] != expect).any():
         i = int(np.flatnonzero((df["trial"] != expect).to_numpy())[0])
-        raise InputError(f"trials of a round must be 1, 2, ... without gaps (subject {df['subject'].iloc[i]}, "
-                         f"round {df['round'].iloc[i]}: got trial {df['trial'].iloc[i]})", path=source, field="trial")
+        raise InputError(
+            f"trials of a round must be 1, 2, ... without gaps (subject {df['subject'].iloc[i]}, "
+            f"round {df['round'].iloc[i]}: got trial {df['trial'].iloc[i]})",
+            path=source,
+            field="trial",
+        )
     return df
 
 
@@ -243,12 +296,14 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     round 10 (0-100 scale), and the environment class when the table has it."""
     d = table.assign(model_round=table["round"].isin(MODEL_ROUNDS))
     g = d.groupby(["subject", "context"], sort=True)
-    out = pd.DataFrame({
-        "rounds": g["round"].nunique(),
-        "choices": g.size(),
-        "mean_reward": d[d["model_round"]].groupby(["subject", "context"])["z"].mean(),
-        "mean_reward_round10": d[d["round"] == 10].groupby(["subject", "context"])["z"].mean(),
-    })
+    out = pd.DataFrame(
+        {
+            "rounds": g["round"].nunique(),
+            "choices": g.size(),
+            "mean_reward": d[d["model_round"]].groupby(["subject", "context"])["z"].mean(),
+            "mean_reward_round10": d[d["round"] == 10].groupby(["subject", "context"])["z"].mean(),
+        }
+    )
     if "environment" in table.columns:
         out["environment"] = g["environment"].first()
     return out.reset_index().rename(columns={"subject": "participant"})
@@ -273,11 +328,16 @@ def grid_rounds(table: pd.DataFrame, subject: int, context: str, rounds=MODEL_RO
     if rounds is not None:
         d = d[d["round"].isin(list(rounds))]
         if d.empty:
-            raise InputError(f"subject {subject} has no {context} choices in rounds {min(rounds)}-{max(rounds)}", field="--subject")
+            raise InputError(
+                f"subject {subject} has no {context} choices in rounds {min(rounds)}-{max(rounds)}", field="--subject"
+            )
     sizes = d.groupby("round")["trial"].max()
     if sizes.nunique() != 1:
-        raise InputError(f"subject {subject}, {context}: rounds have different numbers of trials ({sorted(sizes.unique())}); "
-                         "the model needs equal-length rounds", field="trial")
+        raise InputError(
+            f"subject {subject}, {context}: rounds have different numbers of trials ({sorted(sizes.unique())}); "
+            "the model needs equal-length rounds",
+            field="trial",
+        )
     R, T = len(sizes), int(sizes.iloc[0])
     if T < 2:
         raise InputError(f"subject {subject}, {context}: rounds need at least 2 choices", field="trial")
@@ -285,8 +345,15 @@ def grid_rounds(table: pd.DataFrame, subject: int, context: str, rounds=MODEL_RO
     choices = (SIDE * d["x"].to_numpy() + d["y"].to_numpy()).reshape(R, T)
     env = d["env"].to_numpy().reshape(R, T)[:, 0].astype(int) if "env" in d.columns else None  # checked in read_table
     environment = str(d["environment"].iloc[0]) if "environment" in d.columns else None
-    return GridRounds(int(subject), context, sizes.index.to_numpy(int), choices.astype(np.int64),
-                      d["z"].to_numpy(float).reshape(R, T), environment, env)
+    return GridRounds(
+        int(subject),
+        context,
+        sizes.index.to_numpy(int),
+        choices.astype(np.int64),
+        d["z"].to_numpy(float).reshape(R, T),
+        environment,
+        env,
+    )
 
 
 def load_environments(folder: str | Path) -> dict[str, np.ndarray]:

@@ -140,8 +140,13 @@ def _round_loglik_many(choices, y, surrogate, family, theta, beta, tau):
 def round_loglik_many(choices, y, surrogate: str, family: str, theta, beta, tau) -> np.ndarray:
     """Per-round log-likelihood (n, R) at n parameter points (plain choice rule), in parallel."""
     arr = [np.ascontiguousarray(v, dtype=float) for v in (theta, beta, tau)]
-    return _round_loglik_many(np.ascontiguousarray(choices, dtype=np.int64), np.ascontiguousarray(y, dtype=float),
-                              SURROGATE_CODE[surrogate], family_code(family), *arr)
+    return _round_loglik_many(
+        np.ascontiguousarray(choices, dtype=np.int64),
+        np.ascontiguousarray(y, dtype=float),
+        SURROGATE_CODE[surrogate],
+        family_code(family),
+        *arr,
+    )
 
 
 def pack(choices, y, surrogate: str, family: str, prior: np.ndarray) -> np.ndarray:
@@ -151,7 +156,7 @@ def pack(choices, y, surrogate: str, family: str, prior: np.ndarray) -> np.ndarr
     prior = np.asarray(prior, float)
     head = np.zeros(_H)
     head[:5] = [R, T, family_code(family), SURROGATE_CODE[surrogate], len(prior)]
-    head[5:5 + prior.size] = prior.ravel()
+    head[5 : 5 + prior.size] = prior.ravel()
     return np.ascontiguousarray(np.concatenate([head, choices.ravel().astype(float), np.asarray(y, float).ravel()]))
 
 
@@ -220,6 +225,7 @@ class GridDensity(Density):
 
 
 # ---------------------------------------------------------------- PyTensor Op
+
 
 class GridLogLik(Op):
     """Per-round log-likelihood ``ll (R,)`` of one family with its Jacobian ``(R, 3)`` in (theta, beta, tau)."""

@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-#: the interval of the summary (highest density)
-HDI_PROB = 0.9
+from ibo_pymc.engine.config import HDI_PROB
 
 
 def summary_row(model, hdi_prob: float = HDI_PROB) -> dict:
@@ -38,20 +37,34 @@ def summary_row(model, hdi_prob: float = HDI_PROB) -> dict:
         v = da.values.ravel()
         lo, hi = az.hdi(v, hdi_prob=hdi_prob)
         key = name
-        row.update({f"{key}_mean": float(v.mean()), f"{key}_median": float(np.median(v)), f"{key}_lo": float(lo), f"{key}_hi": float(hi)})
+        row.update(
+            {
+                f"{key}_mean": float(v.mean()),
+                f"{key}_median": float(np.median(v)),
+                f"{key}_lo": float(lo),
+                f"{key}_hi": float(hi),
+            }
+        )
     row.update({f"p_{f}": float(p) for f, p in family_probabilities(idata).items()})
     loo = model.loo()
-    row.update({"elpd_loo": float(loo.elpd_loo), "elpd_loo_se": float(loo.se), "p_loo": float(loo.p_loo),
-                "max_pareto_k": float(np.max(loo.pareto_k.values)), "n_refit": int(loo["n_refit"])})
+    row.update(
+        {
+            "elpd_loo": float(loo.elpd_loo),
+            "elpd_loo_se": float(loo.se),
+            "p_loo": float(loo.p_loo),
+            "max_pareto_k": float(np.max(loo.pareto_k.values)),
+            "n_refit": int(loo["n_refit"]),
+        }
+    )
     row.update(headline(convergence(idata)))
     return row
 
 
-def summary_of(path) -> dict:
+def summary_of(path, hdi_prob: float = HDI_PROB) -> dict:
     """One execution-layer job: the :func:`summary_row` of the fit saved at ``path``."""
     from ibo_pymc.tasks.gridsearch.model import GridSearchModel
 
-    return summary_row(GridSearchModel.load(path))
+    return summary_row(GridSearchModel.load(path), hdi_prob)
 
 
 def summarise_fits(rows) -> pd.DataFrame:

@@ -69,6 +69,7 @@ def _objective(choices, y, surrogate, family):
         ll, g = loglik(choices, y, surrogate, family, th, b, t, grad=True, published=True)
         # d/du = d/dx * x
         return -float(ll.sum()), -(g.sum(0) * np.exp(u))
+
     return f
 
 
@@ -156,10 +157,12 @@ class _Rule:
 
 def _value(choices, y, surrogate, family):
     """The objective's value alone (no gradient), per round: ``u -> nll (R,)``."""
+
     def f(u):
         th, b, t = np.exp(u)
         post = posterior(choices, y, surrogate, th, published=True)
         return -_Rule(post, choices, y, family)(b, t)[0]
+
     return f
 
 
@@ -174,8 +177,14 @@ def _inner(post, choices, y, family, starts):
 
     best = (math.inf, None)
     for s in starts:
-        r = optimize.minimize(f, np.clip(s, *LOG_BOUNDS), jac=True, method="L-BFGS-B", bounds=[LOG_BOUNDS] * 2,
-                              options={"maxiter": 300, "ftol": 1e-12, "gtol": 1e-7})
+        r = optimize.minimize(
+            f,
+            np.clip(s, *LOG_BOUNDS),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[LOG_BOUNDS] * 2,
+            options={"maxiter": 300, "ftol": 1e-12, "gtol": 1e-7},
+        )
         if r.fun < best[0]:
             best = (float(r.fun), np.asarray(r.x, float))
     return best
@@ -211,8 +220,14 @@ def _distinct(points, tol=0.05):
 
 def _descend(f, x0):
     """L-BFGS-B with the analytic gradient in the box from ``x0`` (clipped into it): ``(nll, u)``."""
-    r = optimize.minimize(f, np.clip(x0, *LOG_BOUNDS), jac=True, method="L-BFGS-B", bounds=[LOG_BOUNDS] * 3,
-                          options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-7})
+    r = optimize.minimize(
+        f,
+        np.clip(x0, *LOG_BOUNDS),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[LOG_BOUNDS] * 3,
+        options={"maxiter": 500, "ftol": 1e-12, "gtol": 1e-7},
+    )
     return float(r.fun), np.asarray(r.x, float)
 
 
@@ -220,8 +235,12 @@ def _polish(fun, x0, maxfev, step: float = 0.25):
     """Nelder-Mead in the box from a simplex of side ``step``: the published objective has flat and stepped
     regions (its clamps), where gradients vanish; a simplex still moves there."""
     simplex = x0 + step * np.vstack([np.zeros(3), np.eye(3)])
-    r = optimize.minimize(lambda u: fun(np.clip(u, *LOG_BOUNDS)), x0, method="Nelder-Mead",
-                          options={"maxfev": maxfev, "xatol": 1e-6, "fatol": 1e-9, "initial_simplex": simplex})
+    r = optimize.minimize(
+        lambda u: fun(np.clip(u, *LOG_BOUNDS)),
+        x0,
+        method="Nelder-Mead",
+        options={"maxfev": maxfev, "xatol": 1e-6, "fatol": 1e-9, "initial_simplex": simplex},
+    )
     return float(r.fun), np.clip(r.x, *LOG_BOUNDS)
 
 
@@ -278,8 +297,18 @@ def _probe_starts(points, nll, k: int, tol: float = 0.5):
     return _distinct([points[i] for i in order[: 5 * k]], tol=tol)[:k]
 
 
-def maximise(choices, y, surrogate, family, *, extra_starts=(), n_refine: int = 3, probes=None,
-             grid=PROFILE_THETA, candidates: bool = False):
+def maximise(
+    choices,
+    y,
+    surrogate,
+    family,
+    *,
+    extra_starts=(),
+    n_refine: int = 3,
+    probes=None,
+    grid=PROFILE_THETA,
+    candidates: bool = False,
+):
     """Best (negative log-likelihood, log-parameters): the profile's (on ``grid``) ``n_refine`` best local
     minima and ``extra_starts``, each polished by L-BFGS-B in all three parameters; the best walked along
     the fine profile (:func:`_fine_profile`) and polished by L-BFGS-B, then Nelder-Mead.
@@ -292,7 +321,9 @@ def maximise(choices, y, surrogate, family, *, extra_starts=(), n_refine: int = 
     value = _total(_value(choices, y, surrogate, family))
     pts, scores = profile(choices, y, surrogate, family, grid)
     n = len(scores)
-    minima = [i for i in range(n) if (i == 0 or scores[i] <= scores[i - 1]) and (i == n - 1 or scores[i] <= scores[i + 1])]
+    minima = [
+        i for i in range(n) if (i == 0 or scores[i] <= scores[i - 1]) and (i == n - 1 or scores[i] <= scores[i + 1])
+    ]
     minima = sorted(minima, key=lambda i: scores[i])[:n_refine]
     starts = _distinct([pts[i] for i in minima] + [np.asarray(s, float) for s in extra_starts])
     i0 = int(np.argmin(scores))
@@ -432,7 +463,10 @@ def summarise(gr: GridRounds, model: str, folds: list[FoldFit]) -> dict:
     n = gr.n_choices
     theta = float(np.median([f.theta for f in folds]))
     return {
-        "participant": gr.subject, "context": gr.context, "model": model, "nLL": nll,
+        "participant": gr.subject,
+        "context": gr.context,
+        "model": model,
+        "nLL": nll,
         "R2": 1.0 - nll / (n * math.log(N_OPTIONS)),
         "lambda": theta if THETA_NAME[surrogate] == "lambda" else np.nan,
         "beta": float(np.median([f.beta for f in folds])),
@@ -447,17 +481,29 @@ def fit_participant(gr: GridRounds, models=tuple(MODELS)) -> tuple[list[dict], l
     for model in models:
         folds = cross_validate(gr, model)
         rows.append(summarise(gr, model, folds))
-        fold_rows += [{"participant": gr.subject, "context": gr.context, "model": model, "round": f.round,
-                       "train_nLL": f.train_nll, "test_nLL": f.test_nll, "theta": f.theta, "beta": f.beta, "tau": f.tau}
-                      for f in folds]
+        fold_rows += [
+            {
+                "participant": gr.subject,
+                "context": gr.context,
+                "model": model,
+                "round": f.round,
+                "train_nLL": f.train_nll,
+                "test_nLL": f.test_nll,
+                "theta": f.theta,
+                "beta": f.beta,
+                "tau": f.tau,
+            }
+            for f in folds
+        ]
     return rows, fold_rows
 
 
 FITS_COLUMNS = ["participant", "context", "model", "nLL", "R2", "lambda", "beta", "tau", "error_variance"]
 
 
-def reproduce(table: pd.DataFrame, subjects=None, *, contexts=("spatial", "conceptual"), models=tuple(MODELS),
-              executor=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def reproduce(
+    table: pd.DataFrame, subjects=None, *, contexts=("spatial", "conceptual"), models=tuple(MODELS), executor=None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The published protocol for every (subject, context): ``(fits, folds)`` tables.
 
     One task of the execution layer per (subject, context), on any executor.
@@ -466,8 +512,11 @@ def reproduce(table: pd.DataFrame, subjects=None, *, contexts=("spatial", "conce
     from ibo_pymc.tasks.gridsearch.data import grid_rounds
 
     subjects = sorted(table["subject"].unique()) if subjects is None else list(subjects)
-    tasks = [Job(f"participant {s}, {c}", fit_participant, (grid_rounds(table, s, c), tuple(models)))
-             for s in subjects for c in contexts]
+    tasks = [
+        Job(f"participant {s}, {c}", fit_participant, (grid_rounds(table, s, c), tuple(models)))
+        for s in subjects
+        for c in contexts
+    ]
     results = run_jobs(tasks, executor, label="gridsearch reproduction").raise_failures().results
     rows = [r for res in results for r in res[0]]
     fold_rows = [r for res in results for r in res[1]]

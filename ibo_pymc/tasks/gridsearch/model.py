@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ibo_pymc.engine.config import EngineConfig
+from ibo_pymc.engine.config import HDI_PROB, EngineConfig
 from ibo_pymc.engine.model import IBOModelBase
 from ibo_pymc.engine.priors import LogNormalPrior
 from ibo_pymc.errors import InputError
@@ -86,8 +86,9 @@ class GridSearchConfig(EngineConfig):
             raise InputError(f"unknown surrogate {self.surrogate!r}; expected GP or BMT", field="surrogate")
         bad = [f for f in self.families if f not in FAMILIES]
         if bad or not self.families or len(set(self.families)) != len(self.families):
-            raise InputError(f"families must be distinct names out of {', '.join(FAMILIES)}; got {self.families}",
-                             field="families")
+            raise InputError(
+                f"families must be distinct names out of {', '.join(FAMILIES)}; got {self.families}", field="families"
+            )
 
     def names(self, family: str) -> list[str]:
         """The free parameters of a family, in the density's order."""
@@ -114,7 +115,8 @@ class GridSearchConfig(EngineConfig):
 
 
 class GridSearchModel(IBOModelBase):
-    """One participant in one context (:class:`~ibo_pymc.tasks.gridsearch.data.GridRounds`): the engine's fit with this task's families,
+    """One participant in one context (:class:`~ibo_pymc.tasks.gridsearch.data.GridRounds`): the engine's fit with
+    this task's families,
     priors, likelihood kernel and data."""
 
     task = "gridsearch"
@@ -168,13 +170,18 @@ class GridSearchModel(IBOModelBase):
     def data_groups(self) -> dict:
         gr = self.obs
         coords = {"round": gr.rounds.tolist(), "trial": np.arange(1, gr.choices.shape[1] + 1).tolist()}
-        obs = xr.Dataset({"choice": (("round", "trial"), gr.choices), "reward": (("round", "trial"), gr.z)},
-                         coords=coords)
+        obs = xr.Dataset(
+            {"choice": (("round", "trial"), gr.choices), "reward": (("round", "trial"), gr.z)}, coords=coords
+        )
         return {"observed_data": obs}
 
     def fit_attrs(self) -> dict:
-        return {"subject": int(self.obs.subject), "context": self.obs.context, "surrogate": self.config.surrogate,
-                "model": self.config.surrogate}
+        return {
+            "subject": int(self.obs.subject),
+            "context": self.obs.context,
+            "surrogate": self.config.surrogate,
+            "model": self.config.surrogate,
+        }
 
     def seed_entropy(self) -> list[int]:
         return [int(self.config.seed), int(self.obs.subject), 0 if self.obs.context == "spatial" else 1]
@@ -185,8 +192,13 @@ class GridSearchModel(IBOModelBase):
     @classmethod
     def from_fit(cls, idata) -> GridRounds:
         obs, attrs = idata.observed_data, idata.posterior.attrs
-        return GridRounds(int(attrs["subject"]), str(attrs["context"]), np.asarray(obs["round"].values, int),
-                          np.asarray(obs["choice"].values, np.int64), np.asarray(obs["reward"].values, float))
+        return GridRounds(
+            int(attrs["subject"]),
+            str(attrs["context"]),
+            np.asarray(obs["round"].values, int),
+            np.asarray(obs["choice"].values, np.int64),
+            np.asarray(obs["reward"].values, float),
+        )
 
 
 def build_model(gr: GridRounds, family: str, config: GridSearchConfig | None = None):
@@ -201,7 +213,9 @@ def build_model(gr: GridRounds, family: str, config: GridSearchConfig | None = N
     with pm.Model(coords=coords) as m:
         v = {n: pm.LogNormal(n, mu=config.priors[n][0], sigma=config.priors[n][1]) for n in names}
         op = density.GridLogLik(config.surrogate, family)
-        ll, _ = op(pt.as_tensor(gr.choices), pt.as_tensor(gr.y), v[names[0]], v.get("beta", pt.as_tensor(0.0)), v["tau"])
+        ll, _ = op(
+            pt.as_tensor(gr.choices), pt.as_tensor(gr.y), v[names[0]], v.get("beta", pt.as_tensor(0.0)), v["tau"]
+        )
         pm.Potential("choices", ll.sum())
     return m
 
@@ -234,7 +248,7 @@ def _config(idata) -> GridSearchConfig:
     return GridSearchConfig.from_json(idata.posterior.attrs["config"])
 
 
-def summary(idata, hdi_prob: float = 0.9) -> pd.DataFrame:
+def summary(idata, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
     """Posterior mean, sd and HDI of the family-marginalised parameters (the surrogate's parameter and tau)
     and of beta given UCB (the only family with a beta)."""
     import arviz as az
@@ -269,6 +283,10 @@ def headline(conv: pd.DataFrame) -> dict:
     """The convergence of a fit in one row: worst R-hat, smallest ESS of the families whose convergence is
     required, all divergences, and whether the fit converged."""
     req = conv[conv["required"]]
-    return {"r_hat_max": float(req["r_hat"].max()), "ess_bulk_min": float(req["ess_bulk"].min()),
-            "ess_tail_min": float(req["ess_tail"].min()), "divergences": int(conv["divergences"].sum()),
-            "converged": bool(conv["converged"].all())}
+    return {
+        "r_hat_max": float(req["r_hat"].max()),
+        "ess_bulk_min": float(req["ess_bulk"].min()),
+        "ess_tail_min": float(req["ess_tail"].min()),
+        "divergences": int(conv["divergences"].sum()),
+        "converged": bool(conv["converged"].all()),
+    }

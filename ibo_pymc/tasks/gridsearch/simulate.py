@@ -40,9 +40,17 @@ class GridTruth:
     surrogate: str = "GP"
 
 
-def simulate_participant(truth: GridTruth, environments: np.ndarray, rng: np.random.Generator, *, subject: int = 1,
-                         context: str = "spatial", rounds: int = 9, trials: int = 20,
-                         env_class: str | None = None) -> GridRounds:
+def simulate_participant(
+    truth: GridTruth,
+    environments: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    subject: int = 1,
+    context: str = "spatial",
+    rounds: int = 9,
+    trials: int = 20,
+    env_class: str | None = None,
+) -> GridRounds:
     """One simulated participant: ``rounds`` rounds of ``trials`` choices on environments drawn without
     replacement from ``environments`` (n_env, 64)."""
     n_opt = environments.shape[1]
@@ -55,7 +63,7 @@ def simulate_participant(truth: GridTruth, environments: np.ndarray, rng: np.ran
             if t == 0:
                 c = int(rng.integers(n_opt))
             else:
-                ch, y = choices[r:r + 1, :t + 1], rescale(z[r:r + 1, :t + 1])
+                ch, y = choices[r : r + 1, : t + 1], rescale(z[r : r + 1, : t + 1])
                 mu, var, _, _ = posterior(ch, y, truth.surrogate, truth.theta)
                 best = np.asarray(y[0, :t].max())
                 p = choice_probabilities(mu[0, t - 1], var[0, t - 1], best, truth.family, beta, truth.tau)
@@ -70,26 +78,47 @@ def to_table(rounds: list[GridRounds]) -> pd.DataFrame:
     parts = []
     for gr in rounds:
         R, T = gr.choices.shape
-        parts.append(pd.DataFrame({
-            "subject": gr.subject, "context": gr.context,
-            "round": np.repeat(gr.rounds, T), "trial": np.tile(np.arange(1, T + 1), R),
-            "x": (gr.choices // SIDE).ravel(), "y": (gr.choices % SIDE).ravel(), "z": gr.z.ravel(),
-        }))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "subject": gr.subject,
+                    "context": gr.context,
+                    "round": np.repeat(gr.rounds, T),
+                    "trial": np.tile(np.arange(1, T + 1), R),
+                    "x": (gr.choices // SIDE).ravel(),
+                    "y": (gr.choices % SIDE).ravel(),
+                    "z": gr.z.ravel(),
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True)
 
 
-def recovery_truths(n: int, rng: np.random.Generator, families=("UCB", "EI", "PI", "mean", "variance")) -> list[GridTruth]:
+def recovery_truths(
+    n: int, rng: np.random.Generator, families=("UCB", "EI", "PI", "mean", "variance")
+) -> list[GridTruth]:
     """``n`` generating parameter sets, families in turn, parameters in the ranges people show
     (lambda 0.5-2, beta 0.1-0.6 for UCB, tau 0.02-0.1 on UCB/mean's value scale; wider for EI, PI
     and variance, whose values live on other scales)."""
-    tau_range = {"UCB": (0.02, 0.1), "mean": (0.02, 0.1), "EI": (0.005, 0.03), "PI": (0.03, 0.15), "variance": (0.02, 0.1)}
+    tau_range = {
+        "UCB": (0.02, 0.1),
+        "mean": (0.02, 0.1),
+        "EI": (0.005, 0.03),
+        "PI": (0.03, 0.15),
+        "variance": (0.02, 0.1),
+    }
     out = []
     for i in range(n):
         fam = families[i % len(families)]
         lo, hi = tau_range[fam]
-        out.append(GridTruth(fam, float(np.exp(rng.uniform(np.log(0.5), np.log(2.0)))),
-                             float(rng.uniform(0.1, 0.6)) if fam in HAS_BETA else 0.0,
-                             float(np.exp(rng.uniform(np.log(lo), np.log(hi))))))
+        out.append(
+            GridTruth(
+                fam,
+                float(np.exp(rng.uniform(np.log(0.5), np.log(2.0)))),
+                float(rng.uniform(0.1, 0.6)) if fam in HAS_BETA else 0.0,
+                float(np.exp(rng.uniform(np.log(lo), np.log(hi)))),
+            )
+        )
     return out
 
 
@@ -102,10 +131,20 @@ def recovery_row(truth: GridTruth, gr: GridRounds, idata, prob: float = 0.9) -> 
 
     theta = THETA_NAME[truth.surrogate]  # lambda (GP) or error_variance (BMT)
     probs = family_probabilities(idata)
-    row = {"subject": gr.subject, "family": truth.family, theta: truth.theta, "beta": truth.beta, "tau": truth.tau,
-           "p_true_family": float(probs[truth.family]), "map_family": str(probs.idxmax())}
-    names = [(n, conditional(idata, truth.family, n)) for n in (theta, "tau", "beta")
-             if n != "beta" or truth.family in HAS_BETA]
+    row = {
+        "subject": gr.subject,
+        "family": truth.family,
+        theta: truth.theta,
+        "beta": truth.beta,
+        "tau": truth.tau,
+        "p_true_family": float(probs[truth.family]),
+        "map_family": str(probs.idxmax()),
+    }
+    names = [
+        (n, conditional(idata, truth.family, n))
+        for n in (theta, "tau", "beta")
+        if n != "beta" or truth.family in HAS_BETA
+    ]
     for n, da in names:
         v = da.values.ravel()
         lo, hi = az.hdi(v, hdi_prob=prob)
@@ -139,9 +178,14 @@ def recovery(environments: dict, n: int, seed: int = 0, *, executor=None, **sett
     ss = np.random.SeedSequence(seed)
     truths = recovery_truths(n, np.random.default_rng(ss.spawn(1)[0]))
     seeds = [int(s.generate_state(1)[0]) for s in ss.spawn(n + 1)[1:]]
-    jobs = [Job(f"simulated participant {i + 1} ({t.family})", recovery_fit,
-                (t, environments["smooth" if i % 2 == 0 else "rough"], seeds[i], i + 1, settings))
-            for i, t in enumerate(truths)]
+    jobs = [
+        Job(
+            f"simulated participant {i + 1} ({t.family})",
+            recovery_fit,
+            (t, environments["smooth" if i % 2 == 0 else "rough"], seeds[i], i + 1, settings),
+        )
+        for i, t in enumerate(truths)
+    ]
     return pd.DataFrame(run_jobs(jobs, executor, label="recovery").raise_failures().results)
 
 
@@ -152,11 +196,16 @@ def recovery_report(table: pd.DataFrame) -> str:
     from scipy import stats
 
     t = table
-    lines = [f"{len(t)} simulated participants (families in turn: {', '.join(sorted(t.family.unique()))})",
-             f"true family most probable: {t['map_family'].eq(t['family']).mean():.2f}; "
-             f"mean P(true family): {t['p_true_family'].mean():.3f}"]
-    by = t.assign(correct=t.map_family.eq(t.family)).groupby("family").agg(
-        n=("subject", "size"), correct=("correct", "mean"), p_true=("p_true_family", "mean"))
+    lines = [
+        f"{len(t)} simulated participants (families in turn: {', '.join(sorted(t.family.unique()))})",
+        f"true family most probable: {t['map_family'].eq(t['family']).mean():.2f}; "
+        f"mean P(true family): {t['p_true_family'].mean():.3f}",
+    ]
+    by = (
+        t.assign(correct=t.map_family.eq(t.family))
+        .groupby("family")
+        .agg(n=("subject", "size"), correct=("correct", "mean"), p_true=("p_true_family", "mean"))
+    )
     lines.append(by.round(3).to_string())
     for name in ("lambda", "error_variance", "beta", "tau"):
         if f"{name}_covered" not in t:
@@ -164,14 +213,24 @@ def recovery_report(table: pd.DataFrame) -> str:
         c = t[f"{name}_covered"].dropna()
         sub = t[t[f"{name}_mean"].notna()]
         rho = stats.spearmanr(sub[name], sub[f"{name}_mean"]).statistic if len(sub) > 1 else float("nan")
-        lines.append(f"{name:>6}: 90% interval covers the truth in {c.astype(bool).mean():.2f} of {len(c)}; "
-                     f"rank correlation of posterior mean with truth {rho:.3f}")
+        lines.append(
+            f"{name:>6}: 90% interval covers the truth in {c.astype(bool).mean():.2f} of {len(c)}; "
+            f"rank correlation of posterior mean with truth {rho:.3f}"
+        )
     lines.append(f"worst R-hat among relevant families: {t['r_hat_max'].max():.3f}")
     return "\n".join(lines)
 
 
-def sbc_replicate(environments: np.ndarray, seed, *, surrogate: str = "GP", n_ranks: int = 99, draws: int = 500,
-                  tune: int = 300, chains: int = 2) -> dict:
+def sbc_replicate(
+    environments: np.ndarray,
+    seed,
+    *,
+    surrogate: str = "GP",
+    n_ranks: int = 99,
+    draws: int = 500,
+    tune: int = 300,
+    chains: int = 2,
+) -> dict:
     """One replicate of simulation-based calibration (:mod:`ibo_pymc.engine.calibration`): the family uniform over
     the five, the surrogate's parameter, beta and tau from their log-normal priors (beta drawn for every family:
     a non-UCB draw's beta is a prior draw in the posterior too), a simulated participant of the study's design
@@ -183,14 +242,19 @@ def sbc_replicate(environments: np.ndarray, seed, *, surrogate: str = "GP", n_ra
 
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     s_prior, s_data, s_fit, s_thin = ss.spawn(4)
-    config = GridSearchConfig(surrogate=surrogate, draws=draws, tune=tune, chains=chains,
-                              seed=int(s_fit.generate_state(1)[0]))
+    config = GridSearchConfig(
+        surrogate=surrogate, draws=draws, tune=tune, chains=chains, seed=int(s_fit.generate_state(1)[0])
+    )
     rng = np.random.default_rng(s_prior)
     family = str(rng.choice(list(FAMILIES)))
     theta_name = THETA_NAME[surrogate]
     truth = {n: float(LogNormalPrior(*config.priors[n]).draw(rng)) for n in (theta_name, "beta", "tau")}
-    gr = simulate_participant(GridTruth(family, truth[theta_name], truth["beta"], truth["tau"], surrogate),
-                              environments, np.random.default_rng(s_data), subject=0)
+    gr = simulate_participant(
+        GridTruth(family, truth[theta_name], truth["beta"], truth["tau"], surrogate),
+        environments,
+        np.random.default_rng(s_data),
+        subject=0,
+    )
     m = GridSearchModel(gr, config)
     idata = m.fit()
     out = posterior_ranks(idata.posterior, truth, family, np.random.default_rng(s_thin), n_ranks)

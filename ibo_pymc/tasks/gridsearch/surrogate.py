@@ -252,7 +252,9 @@ def gp_posterior(choices, y, lam, *, lengths=None, grad=False, noise=NOISE, publ
     y = np.ascontiguousarray(y, dtype=float)
     if lengths is None:
         lengths = np.full(choices.shape[0], choices.shape[1], dtype=np.int64)
-    mu, var, dmu, dvar = _gp_all(choices, y, np.asarray(lengths, np.int64), float(lam), SQDIST_INT, float(noise), bool(grad))
+    mu, var, dmu, dvar = _gp_all(
+        choices, y, np.asarray(lengths, np.int64), float(lam), SQDIST_INT, float(noise), bool(grad)
+    )
     if published and choices.shape[1] > 1:
         rows = np.arange(choices.shape[0])
         first = choices[:, 0]
@@ -270,7 +272,9 @@ def bmt_posterior(choices, y, error_variance, *, lengths=None, grad=False, prior
     y = np.ascontiguousarray(y, dtype=float)
     if lengths is None:
         lengths = np.full(choices.shape[0], choices.shape[1], dtype=np.int64)
-    return _bmt_all(choices, y, np.asarray(lengths, np.int64), float(error_variance), float(prior_var), N_OPTIONS, bool(grad))
+    return _bmt_all(
+        choices, y, np.asarray(lengths, np.int64), float(error_variance), float(prior_var), N_OPTIONS, bool(grad)
+    )
 
 
 def gp_posterior_reference(choices, y, lam, noise=NOISE):

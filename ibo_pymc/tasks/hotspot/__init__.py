@@ -35,8 +35,7 @@ class HotspotTask:
     #: display names of parameters in figures
     parameter_labels = {"tau_neg": "tau^-", "tau_pos": "tau^+"}
 
-    def cohort_fits(self, dataset, subjects, folder, *, models=None, split=None, executor=None, log=None,
-                    **settings):
+    def cohort_fits(self, dataset, subjects, folder, *, models=None, split=None, executor=None, log=None, **settings):
         """Every subject's fit under every model of ``models`` (default all three), saved in ``folder`` and
         reused when current (:func:`~ibo_pymc.tasks.hotspot.model.fit_many.fit_cohort`): the execution layer's
         outcome, whose results are the fits' paths in (subject, model) order. With ``split`` (a
@@ -72,11 +71,26 @@ class HotspotTask:
         """The file name of :meth:`fits_table` beside the fits of one model."""
         return f"convergence-{model}.csv"
 
+    #: whether :meth:`fits_table` holds posterior intervals (``ibo-sample --hdi-prob`` applies to it)
+    fits_table_intervals = False
+
     #: how :meth:`fits_table`'s numbers are written
     fits_table_float_format = "%.4g"
 
-    def compare_cohort(self, dataset, subjects, folder, *, split=None, seed: int = 0, holdout: bool = True,
-                       refit: bool = True, executor=None, log=None, **settings):
+    def compare_cohort(
+        self,
+        dataset,
+        subjects,
+        folder,
+        *,
+        split=None,
+        seed: int = 0,
+        holdout: bool = True,
+        refit: bool = True,
+        executor=None,
+        log=None,
+        **settings,
+    ):
         """u, ũ and ũ± compared for every subject by reliable LOO and, with ``holdout``, by the held-out lppd of
         the test rounds of ``split`` (a split file; default a random 80/20 split seeded by ``seed``, which also
         seeds new fits)
@@ -89,8 +103,16 @@ class HotspotTask:
             split = load_split(split, dataset) if split else random_split(dataset, seed=seed)
         else:
             split = None
-        return compare_cohort(dataset, subjects, folder, config=FitConfig(seed=seed, **settings), split=split, refit=refit,
-                              executor=executor, log=log)
+        return compare_cohort(
+            dataset,
+            subjects,
+            folder,
+            config=FitConfig(seed=seed, **settings),
+            split=split,
+            refit=refit,
+            executor=executor,
+            log=log,
+        )
 
     def plot_comparison(self, table):
         """The comparison's LOO differences (:func:`~ibo_pymc.tasks.hotspot.fit_plots.plot_loo`)."""
@@ -128,12 +150,23 @@ class HotspotTask:
         value = study_gamma([split.partition(dataset.observations(s))[0] for s in dataset.subjects])
         if log:
             n = len(dataset.subjects)
-            log(f"gamma = {value:.4f}: the gamma-grid node nearest the mean of the u fits' MAP gammas "
-                f"({n} subject{'s' if n != 1 else ''}, training rounds)")
+            log(
+                f"gamma = {value:.4f}: the gamma-grid node nearest the mean of the u fits' MAP gammas "
+                f"({n} subject{'s' if n != 1 else ''}, training rounds)"
+            )
         return value
 
-    def coverage(self, family: str, param: float, n_obs: int, reps: int, *, protocol: str = "reference",
-                 rule: str | None = None, **options):
+    def coverage(
+        self,
+        family: str,
+        param: float,
+        n_obs: int,
+        reps: int,
+        *,
+        protocol: str = "reference",
+        rule: str | None = None,
+        **options,
+    ):
         """Coverage of one cell of the paper's Table 3 (or 4 with ``omit``) over ``reps`` replicates
         (:func:`~ibo_pymc.tasks.hotspot.simulate.coverage.coverage`; ``rule`` default: the ``protocol``'s)."""
         from ibo_pymc.tasks.hotspot.simulate.coverage import PROTOCOLS, coverage
@@ -141,13 +174,15 @@ class HotspotTask:
         return coverage(family, param, n_obs, reps, rule=rule or PROTOCOLS[protocol][2], **options)
 
     def coverage_table(self, reps: int, **options):
-        """All 27 cells of Table 3 (or 4 with ``omit``) (:func:`~ibo_pymc.tasks.hotspot.simulate.coverage.paper_table`)."""
+        """All 27 cells of Table 3 (or 4 with ``omit``)
+        (:func:`~ibo_pymc.tasks.hotspot.simulate.coverage.paper_table`)."""
         from ibo_pymc.tasks.hotspot.simulate.coverage import paper_table
 
         return paper_table(reps, **options)
 
     def load_split(self, path, dataset):
-        """A train/test split of the rounds (``subject,session_id,set``; :func:`~ibo_pymc.tasks.hotspot.data.load_split`)."""
+        """A train/test split of the rounds (``subject,session_id,set``;
+        :func:`~ibo_pymc.tasks.hotspot.data.load_split`)."""
         from ibo_pymc.tasks.hotspot.data import load_split
 
         return load_split(path, dataset)
@@ -179,7 +214,8 @@ class HotspotTask:
         return plot_cohort({int(m.obs.subject): m.idata for m in models}, seed=seed)
 
     def load(self, data=None, *, progress: bool = True):
-        """:class:`~ibo_pymc.tasks.hotspot.data.rounds.HotspotData` from raw logs, a tidy table of rounds, ``"demo"`` or None."""
+        """:class:`~ibo_pymc.tasks.hotspot.data.rounds.HotspotData` from raw logs, a tidy table of rounds,
+        ``"demo"`` or None."""
         from ibo_pymc.tasks.hotspot.datasets import load_data
 
         return load_data(data, progress=progress)
@@ -215,13 +251,16 @@ class HotspotTask:
         table = dataset.summary()
         excl = dataset.exclusion_counts()
         shown = table.merge(excl[["subject", "logged", "burn_in", "reachable"]], on="subject")
-        shown = shown[["subject", "user_id", "logged", "burn_in", "reachable", "n_rounds", "mean_dr2", "mean_dr3",
-                       "mean_total"]]
+        shown = shown[
+            ["subject", "user_id", "logged", "burn_in", "reachable", "n_rounds", "mean_dr2", "mean_dr3", "mean_total"]
+        ]
         with pd.option_context("display.width", 120, "display.max_rows", 500):
             text = shown.to_string(index=False, float_format=lambda v: f"{v:.2f}")
-        text += (f"\n{len(table)} subjects, {int(excl['logged'].sum())} rounds logged; removed "
-                 f"{int(excl['burn_in'].sum())} burn-in and {int(excl['reachable'].sum())} reachable-hotspot rounds; "
-                 f"{int(table['n_rounds'].sum())} eligible")
+        text += (
+            f"\n{len(table)} subjects, {int(excl['logged'].sum())} rounds logged; removed "
+            f"{int(excl['burn_in'].sum())} burn-in and {int(excl['reachable'].sum())} reachable-hotspot rounds; "
+            f"{int(table['n_rounds'].sum())} eligible"
+        )
         return table, text
 
     def subjects(self, dataset) -> list[int]:
@@ -280,8 +319,12 @@ class HotspotTask:
         if which.startswith("a random"):
             tables["split"] = split_frame(split, dataset)
         with pd.option_context("display.width", 140, "display.max_rows", 100):
-            report = "\n".join([f"Table 1: out-of-sample log-likelihood ({which})",
-                                 res.table1.to_string(index=False, float_format=lambda v: f"{v:.2f}"),
-                                 "\nTable 2: MAP estimates of the ũ± model and task performance",
-                                 res.table2.to_string(index=False, float_format=lambda v: f"{v:.2f}")])
+            report = "\n".join(
+                [
+                    f"Table 1: out-of-sample log-likelihood ({which})",
+                    res.table1.to_string(index=False, float_format=lambda v: f"{v:.2f}"),
+                    "\nTable 2: MAP estimates of the ũ± model and task performance",
+                    res.table2.to_string(index=False, float_format=lambda v: f"{v:.2f}"),
+                ]
+            )
         return Reproduction(tables, report, {"table1": "%.2f"})

@@ -30,8 +30,18 @@ from ibo_pymc.tasks.hotspot.data.rounds import SubjectObservations
 from ibo_pymc.tasks.hotspot.forward.variants import MODELS
 from ibo_pymc.tasks.hotspot.loo import K_THRESHOLD, mixture_loo, quiet_pareto
 
-COLUMNS = ("subject", "model", "elpd_loo", "se", "p_loo", "elpd_diff", "weight", "max_pareto_k", "n_refit",
-           "holdout_lppd")
+COLUMNS = (
+    "subject",
+    "model",
+    "elpd_loo",
+    "se",
+    "p_loo",
+    "elpd_diff",
+    "weight",
+    "max_pareto_k",
+    "n_refit",
+    "holdout_lppd",
+)
 
 
 def _psis_loo(idata):
@@ -126,7 +136,9 @@ def fit_path(folder, subject: int, model: str, tag: str = "") -> Path:
     return Path(folder) / fit_file_name(subject, model, tag)
 
 
-def fit_or_load(obs: SubjectObservations, model: str, folder, *, tag: str = "", config=None, progress: bool = False, log=None):
+def fit_or_load(
+    obs: SubjectObservations, model: str, folder, *, tag: str = "", config=None, progress: bool = False, log=None
+):
     """A fit of ``obs`` under ``model``: the saved one in ``folder`` if it used the same rounds (and, when
     ``config`` is given, the same configuration, by its hash), else a new one (saved)."""
     from ibo_pymc.tasks.hotspot.model.fit import FitConfig, IBOModel
@@ -146,8 +158,9 @@ def fit_or_load(obs: SubjectObservations, model: str, folder, *, tag: str = "", 
     return m
 
 
-def compare_subject(obs: SubjectObservations, split, folder, *, config=None, models=MODELS, log=None,
-                    refit: bool = True) -> pd.DataFrame:
+def compare_subject(
+    obs: SubjectObservations, split, folder, *, config=None, models=MODELS, log=None, refit: bool = True
+) -> pd.DataFrame:
     """One subject's comparison rows (columns :data:`COLUMNS`); ``refit``: exact refits of high-k rounds."""
     fits = {m: fit_or_load(obs, m, folder, config=config, log=log) for m in models}
     table = loo_table(fits, refit=refit, log=log)
@@ -180,8 +193,7 @@ def cohort_totals(rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def compare_cohort(data, subjects, folder, *, config=None, split=None, refit: bool = True, executor=None,
-                   log=None):
+def compare_cohort(data, subjects, folder, *, config=None, split=None, refit: bool = True, executor=None, log=None):
     """u, ũ and ũ± compared for every subject (:func:`compare_subject`, one job per subject on ``executor``,
     after every fit, and with ``split`` every fit of the training rounds, is made or reused in ``folder``): a
     :class:`~ibo_pymc.tasks.base.Comparison` whose report has the cohort's totals and the rounds whose LOO
@@ -192,12 +204,17 @@ def compare_cohort(data, subjects, folder, *, config=None, split=None, refit: bo
 
     if log:
         n = len(subjects)
-        log(f"fitting or loading u, ũ, ũ± for {n} subject{'s' if n != 1 else ''}"
-            + (" (all rounds and training rounds)" if split else ""))
+        log(
+            f"fitting or loading u, ũ, ũ± for {n} subject{'s' if n != 1 else ''}"
+            + (" (all rounds and training rounds)" if split else "")
+        )
     fits = fit_cohort(cohort_jobs(data, subjects, MODELS, config, split=split), folder, executor=executor, log=log)
     failed = {j.obs.subject for j, p in zip(fits.jobs, fits.paths) if p is None}
-    jobs = [Job(f"subject {s}", compare_subject, (data.observations(s), split, folder),
-                {"config": config, "refit": refit}) for s in subjects if s not in failed]
+    jobs = [
+        Job(f"subject {s}", compare_subject, (data.observations(s), split, folder), {"config": config, "refit": refit})
+        for s in subjects
+        if s not in failed
+    ]
     out = run_jobs(jobs, executor, label="comparisons")
     failures = [*fits.failures, *out.failures]
     rows = [r for r in out.results if r is not None]
@@ -214,19 +231,27 @@ def _report(table: pd.DataFrame, n_subjects: int) -> str:
     with pd.option_context("display.width", 140, "display.max_rows", 500):
         lines = [table[list(COLUMNS)].to_string(index=False, float_format=fmt)]
         if n_subjects > 1:
-            lines += ["\ncohort totals (se of the summed elpd_loo; best_by_loo = subjects where the model ranks first)",
-                      cohort_totals(table).to_string(float_format=fmt)]
+            lines += [
+                "\ncohort totals (se of the summed elpd_loo; best_by_loo = subjects where the model ranks first)",
+                cohort_totals(table).to_string(float_format=fmt),
+            ]
     mm = table[table["n_moment_matched"] > 0]
     if len(mm):
-        lines.append(f"\nmoment matching brought Pareto k down in {int(mm['n_moment_matched'].sum())} (component, "
-                     "round) estimates: " + ", ".join(f"subject {r.subject} {r.model} ({r.n_moment_matched})"
-                                                      for r in mm.itertuples()))
+        lines.append(
+            f"\nmoment matching brought Pareto k down in {int(mm['n_moment_matched'].sum())} (component, "
+            "round) estimates: "
+            + ", ".join(f"subject {r.subject} {r.model} ({r.n_moment_matched})" for r in mm.itertuples())
+        )
     refit = table[table["n_refit"] > 0]
     if len(refit):
-        lines.append(f"\nrounds with Pareto k > 0.7 were refitted exactly ({int(refit['n_refit'].sum())} in all): "
-                     + ", ".join(f"subject {r.subject} {r.model} ({r.n_refit})" for r in refit.itertuples()))
+        lines.append(
+            f"\nrounds with Pareto k > 0.7 were refitted exactly ({int(refit['n_refit'].sum())} in all): "
+            + ", ".join(f"subject {r.subject} {r.model} ({r.n_refit})" for r in refit.itertuples())
+        )
     high = table[table["max_pareto_k"] > 0.7]
     if len(high):  # only without the refits
-        lines.append("\nPareto k > 0.7 (PSIS-LOO unreliable for some rounds; see arviz.loo): "
-                     + ", ".join(f"subject {r.subject} {r.model} ({r.max_pareto_k:.2f})" for r in high.itertuples()))
+        lines.append(
+            "\nPareto k > 0.7 (PSIS-LOO unreliable for some rounds; see arviz.loo): "
+            + ", ".join(f"subject {r.subject} {r.model} ({r.max_pareto_k:.2f})" for r in high.itertuples())
+        )
     return "\n".join(lines)

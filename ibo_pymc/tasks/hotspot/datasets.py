@@ -40,7 +40,8 @@ def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -
 
 def load_data(data=None, *, progress: bool = True):
     """The hotspot data that ``data`` names: a tidy table of rounds (DataFrame, CSV or Parquet file;
-    :mod:`ibo_pymc.tasks.hotspot.data.table`), ``"demo"``, a folder of raw logs, or None (``IBO_DATA_DIR``, else fetched)."""
+    :mod:`ibo_pymc.tasks.hotspot.data.table`), ``"demo"``, a folder of raw logs, or None (``IBO_DATA_DIR``, else
+    fetched)."""
     from ibo_pymc.tasks.hotspot.data.rounds import load_hotspot
     from ibo_pymc.tasks.hotspot.data.table import is_table, read_rounds_table
 

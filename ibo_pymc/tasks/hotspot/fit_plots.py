@@ -33,7 +33,9 @@ def _arc_pieces(arcs):
             yield -np.pi, hi
 
 
-def plot_fit(idata, reg: Regions | None = None, *, ax=None, legend: bool = True, title: str | None = None, seed: int = 0):
+def plot_fit(
+    idata, reg: Regions | None = None, *, ax=None, legend: bool = True, title: str | None = None, seed: int = 0
+):
     """One subject's moves, prediction region and credible band (paper Figs 7-8)."""
     reg = reg or regions(idata, seed=seed)
     if ax is None:
@@ -124,8 +126,15 @@ def plot_loo(rows, *, reference: str = "tau_pm", ax=None):
     for i, m in enumerate(others):
         r = rows[rows["model"] == m].set_index("subject").reindex(subjects)
         x = np.arange(len(subjects)) + (i - (len(others) - 1) / 2) * 0.25
-        ax.errorbar(x, r["diff_ref"], yerr=2 * r["se_diff_ref"], fmt="o", ms=3, lw=0.8,
-                    label=f"{MODEL_LABELS.get(m, m)} − {MODEL_LABELS.get(reference, reference)} (± 2 se)")
+        ax.errorbar(
+            x,
+            r["diff_ref"],
+            yerr=2 * r["se_diff_ref"],
+            fmt="o",
+            ms=3,
+            lw=0.8,
+            label=f"{MODEL_LABELS.get(m, m)} − {MODEL_LABELS.get(reference, reference)} (± 2 se)",
+        )
     ax.axhline(0, color="0.5", lw=0.8)
     ax.set_xticks(np.arange(len(subjects)), [str(s) for s in subjects], fontsize=7)
     ax.set_xlim(-0.6, len(subjects) - 0.4)

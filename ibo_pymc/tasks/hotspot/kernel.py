@@ -1,4 +1,5 @@
-"""The wrapped-Cauchy mixture density: one definition, with NumPy, PyTensor and Numba front ends (docs: explanation/model).
+"""The wrapped-Cauchy mixture density: one definition, with NumPy, PyTensor and Numba front ends (docs:
+explanation/model).
 
 theta2 of a round is drawn from ``w WC(theta*, gamma) + (1 - w) WC(-theta*, gamma)``
 with the wrapped Cauchy density ``sinh(g) / (2 pi (cosh g - cos(x - mu)))``.

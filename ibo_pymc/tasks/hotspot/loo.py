@@ -38,22 +38,30 @@ def component_draws(fit) -> list[ComponentDraws]:
         d = fit.parameters.draws(comps, cond, k)
 
         def loglik(zz, c=c):
-            return fit.sd.to_subject_order(fit.parameters.loglik(fit.sd, c.family, fit.parameters.from_unconstrained(c, zz)))
+            return fit.sd.to_subject_order(
+                fit.parameters.loglik(fit.sd, c.family, fit.parameters.from_unconstrained(c, zz))
+            )
 
         def log_density(zz, loglik=loglik):
             return loglik(zz).sum(-1) + log_density_unconstrained(zz).sum(-1)
 
         ll = fit.sd.to_subject_order(fit.parameters.loglik(fit.sd, c.family, d))  # (chain, draw, round)
-        out.append(ComponentDraws(c, float(probs[c.label]), fit.parameters.to_unconstrained(c, d), ll, log_density,
-                                  loglik))
+        out.append(
+            ComponentDraws(c, float(probs[c.label]), fit.parameters.to_unconstrained(c, d), ll, log_density, loglik)
+        )
     return out
 
 
 def component_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRESHOLD) -> list[ComponentLOO]:
     """PSIS-LOO of every component of a fitted :class:`~ibo_pymc.tasks.hotspot.model.fit.IBOModel`
     (:func:`ibo_pymc.engine.loo.psis_components`)."""
-    return psis_components(component_draws(fit), relevance=float(fit.config.relevance), moment_match=moment_match,
-                           k_threshold=k_threshold, var_name="theta2")
+    return psis_components(
+        component_draws(fit),
+        relevance=float(fit.config.relevance),
+        moment_match=moment_match,
+        k_threshold=k_threshold,
+        var_name="theta2",
+    )
 
 
 def mixture_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRESHOLD):
@@ -61,9 +69,23 @@ def mixture_loo(fit, *, moment_match: bool = True, k_threshold: float = K_THRESH
     (:func:`ibo_pymc.engine.loo.elpd_data`)."""
     parts = component_loo(fit, moment_match=moment_match, k_threshold=k_threshold)
     ll = fit.idata.log_likelihood["theta2"]
-    return elpd_data(parts, float(fit.config.relevance), int(ll.sizes["chain"] * ll.sizes["draw"]), "round",
-                     ll["round"].values, k_threshold)
+    return elpd_data(
+        parts,
+        float(fit.config.relevance),
+        int(ll.sizes["chain"] * ll.sizes["draw"]),
+        "round",
+        ll["round"].values,
+        k_threshold,
+    )
 
 
-__all__ = ["K_THRESHOLD", "ComponentLOO", "combine", "component_draws", "component_loo", "loo_probabilities",
-           "mixture_loo", "quiet_pareto"]
+__all__ = [
+    "K_THRESHOLD",
+    "ComponentLOO",
+    "combine",
+    "component_draws",
+    "component_loo",
+    "loo_probabilities",
+    "mixture_loo",
+    "quiet_pareto",
+]

@@ -30,8 +30,9 @@ def _axes(ax, **kw):
     return ax.figure, ax
 
 
-def plot_click_region_surface(family: str, param: float, delta_r1: float, *, surrogate: Surrogate | None = None,
-                              n: int = 161, ax=None):
+def plot_click_region_surface(
+    family: str, param: float, delta_r1: float, *, surrogate: Surrogate | None = None, n: int = 161, ax=None
+):
     """Acquisition values over the disc of radius 20 around move 1 (rotated frame)."""
     s = surrogate or Surrogate()
     fam = get_family(family)
@@ -56,8 +57,17 @@ def plot_click_region_surface(family: str, param: float, delta_r1: float, *, sur
     return fig
 
 
-def plot_acquisition_surface(family: str, param: float, *, tau: float = 0.0, tau_neg: float | None = None,
-                             delta_r1=None, theta=None, rule: str = "reference", ax=None):
+def plot_acquisition_surface(
+    family: str,
+    param: float,
+    *,
+    tau: float = 0.0,
+    tau_neg: float | None = None,
+    delta_r1=None,
+    theta=None,
+    rule: str = "reference",
+    ax=None,
+):
     """Acquisition values over (delta_r1, theta in [-pi, pi]) with the argmax curve(s)."""
     s = Surrogate()
     fam = get_family(family)
@@ -94,8 +104,12 @@ def plot_acquisition_curves(family: str, params, *, tau: float = 0.0, delta_r1=N
     cmap = plt.get_cmap("viridis")
     params = list(params)
     for k, p in enumerate(params):
-        ax.plot(d, argmax_curve(family, p, d, tau=tau), color=cmap(k / max(1, len(params) - 1)),
-                label=f"{fam.param_name} = {p:g}")
+        ax.plot(
+            d,
+            argmax_curve(family, p, d, tau=tau),
+            color=cmap(k / max(1, len(params) - 1)),
+            label=f"{fam.param_name} = {p:g}",
+        )
     ax.set_xlabel("Δr1")
     ax.set_ylabel("θ* (rad)")
     ax.set_ylim(-0.05, np.pi + 0.05)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ibo_pymc.engine.config import HDI_PROB
 from ibo_pymc.tasks.hotspot.circular import wrap_angle
 from ibo_pymc.tasks.hotspot.forward.variants import get_variant
 
@@ -46,7 +47,7 @@ def arc_length(arcs) -> float:
     return float(sum((hi - lo) if lo <= hi else (2 * np.pi - lo + hi) for lo, hi in arcs))
 
 
-def density_hdi(grid, density, prob: float = 0.95) -> list[tuple[float, float]]:
+def density_hdi(grid, density, prob: float = HDI_PROB) -> list[tuple[float, float]]:
     """The ``prob`` highest-density region of a density tabulated on an even grid around the circle.
 
     ``grid`` holds the cell centres (spacing 2 pi / len(grid)); the region is
@@ -76,7 +77,9 @@ def density_hdi(grid, density, prob: float = 0.95) -> list[tuple[float, float]]:
     return sorted(arcs)
 
 
-def circular_hdi(draws, prob: float = 0.95, *, bw: float | str = "taylor", min_mass: float = 0.005) -> list[tuple[float, float]]:
+def circular_hdi(
+    draws, prob: float = HDI_PROB, *, bw: float | str = "taylor", min_mass: float = 0.005
+) -> list[tuple[float, float]]:
     """The ``prob`` highest-density region of angles (radians) as a list of arcs.
 
     The density is ArviZ's circular (von Mises kernel) estimate over the whole
@@ -196,14 +199,18 @@ class Regions:
         return arcs_contain(self.prediction[index], theta2)
 
 
-def regions(idata, delta_r1=None, *, prob: float = 0.95, n_draws: int = 1000, seed: int = 0, tables=None) -> Regions:
+def regions(
+    idata, delta_r1=None, *, prob: float = HDI_PROB, n_draws: int = 1000, seed: int = 0, tables=None
+) -> Regions:
     """The credible region of theta*(delta_r1) and the prediction region of theta2 (docs: explanation/loo)."""
     import arviz as az
 
     d = np.linspace(-34, 34, 69) if delta_r1 is None else np.asarray(delta_r1, float)
     cur = curve_draws(idata, d, n_draws=n_draws, seed=seed, tables=tables)
     ts = cur["theta_star"]
-    cred = np.array([az.hdi(ts[:, j], hdi_prob=prob) if np.ptp(ts[:, j]) > 0 else (ts[0, j], ts[0, j]) for j in range(len(d))])
+    cred = np.array(
+        [az.hdi(ts[:, j], hdi_prob=prob) if np.ptp(ts[:, j]) > 0 else (ts[0, j], ts[0, j]) for j in range(len(d))]
+    )
     angles, dens = predictive_density(cur)
     pred = [density_hdi(angles, dens[j], prob) for j in range(len(d))]
     share = np.bincount(cur["family"], minlength=len(cur["labels"])) / len(cur["family"])

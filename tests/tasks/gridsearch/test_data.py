@@ -68,16 +68,19 @@ def test_tidy_table_round_trip(choices, tmp_path):
     assert np.array_equal(back.choices, gr.choices)
 
 
-@pytest.mark.parametrize("edit, field", [
-    (lambda t: t.drop(columns="z"), "z"),
-    (lambda t: t.assign(x=t["x"].where(t.index != 3, 9)), "x"),
-    (lambda t: t.assign(context="spatail"), "context"),
-    (lambda t: t.assign(z=t["z"].where(t.index != 2, np.nan)), "z"),
-    (lambda t: pd.concat([t, t.iloc[[0]]]), "trial"),
-    (lambda t: t.assign(env=t["env"].astype(object).where(t.index != 5, "eleven")), "env"),
-    (lambda t: t.assign(env=t["env"].where(t.index != 5, 3)), "env"),
-    (lambda t: t.assign(environment=t["environment"].where(t.index != 5, "smooth")), "environment"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda t: t.drop(columns="z"), "z"),
+        (lambda t: t.assign(x=t["x"].where(t.index != 3, 9)), "x"),
+        (lambda t: t.assign(context="spatail"), "context"),
+        (lambda t: t.assign(z=t["z"].where(t.index != 2, np.nan)), "z"),
+        (lambda t: pd.concat([t, t.iloc[[0]]]), "trial"),
+        (lambda t: t.assign(env=t["env"].astype(object).where(t.index != 5, "eleven")), "env"),
+        (lambda t: t.assign(env=t["env"].where(t.index != 5, 3)), "env"),
+        (lambda t: t.assign(environment=t["environment"].where(t.index != 5, "smooth")), "environment"),
+    ],
+)
 def test_bad_tables(choices, edit, field):
     t = choices[choices.subject == 1].head(40).reset_index(drop=True)
     with pytest.raises(InputError) as exc:
@@ -105,7 +108,15 @@ def test_ibo_data_task_gridsearch(cogmaps_folder, tmp_path, capsys):
     obs = tmp_path / "choices.csv"
     assert main(["observations", "--task", "gridsearch", "--data", str(cogmaps_folder), "--csv", str(obs)]) == 0
     table = pd.read_csv(obs)
-    assert len(table) == 129 * 2 * 10 * 20 and list(table.columns[:7]) == ["subject", "context", "round", "trial", "x", "y", "z"]
+    assert len(table) == 129 * 2 * 10 * 20 and list(table.columns[:7]) == [
+        "subject",
+        "context",
+        "round",
+        "trial",
+        "x",
+        "y",
+        "z",
+    ]
     summ = tmp_path / "summary.csv"
     assert main(["summary", "--task", "gridsearch", "--data", str(cogmaps_folder), "--csv", str(summ)]) == 0
     s = pd.read_csv(summ)
@@ -120,13 +131,23 @@ def test_ibo_data_task_gridsearch(cogmaps_folder, tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "full.csv" in err and "missing" in err
 
 
-@pytest.mark.parametrize("edit, field", [
-    (lambda raw: raw.iloc[:0], None),                                      # header only: no participant
-    (lambda raw: raw.assign(environment="x"), "environment"),
-    (lambda raw: raw.assign(id="abc"), "id"),
-    (lambda raw: raw.assign(grid_experimentData='{"xcollect": 3}'), "grid_experimentData"),
-    (lambda raw: raw.assign(grid_experimentData=raw["grid_experimentData"].str.replace('"envOrder":[', '"envOrder":7,"x":[', regex=False)), "grid_experimentData"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda raw: raw.iloc[:0], None),  # header only: no participant
+        (lambda raw: raw.assign(environment="x"), "environment"),
+        (lambda raw: raw.assign(id="abc"), "id"),
+        (lambda raw: raw.assign(grid_experimentData='{"xcollect": 3}'), "grid_experimentData"),
+        (
+            lambda raw: raw.assign(
+                grid_experimentData=raw["grid_experimentData"].str.replace(
+                    '"envOrder":[', '"envOrder":7,"x":[', regex=False
+                )
+            ),
+            "grid_experimentData",
+        ),
+    ],
+)
 def test_bad_study_file(cogmaps_folder, tmp_path, edit, field):
     """A damaged full.csv gets one line naming the file (and the line and field where there is one)."""
     raw = pd.read_csv(cogmaps_folder / "full.csv")

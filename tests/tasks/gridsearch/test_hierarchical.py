@@ -41,9 +41,30 @@ def test_cohort_hierarchical_cli(cogmaps_folder, tmp_path):
     from ibo_pymc.population.hierarchical_files import HIERARCHICAL_FILES
 
     out = tmp_path / "out"
-    argv = ["hierarchical", "--task", "gridsearch", "--data", str(cogmaps_folder), "--context", "conceptual",
-            "--subject", "1,4", "--draws", "300", "--tune", "200", "--chains", "2", "--population-draws", "300",
-            "--out", str(out), "--workers", "1", "--quiet"]
+    argv = [
+        "hierarchical",
+        "--task",
+        "gridsearch",
+        "--data",
+        str(cogmaps_folder),
+        "--context",
+        "conceptual",
+        "--subject",
+        "1,4",
+        "--draws",
+        "300",
+        "--tune",
+        "200",
+        "--chains",
+        "2",
+        "--population-draws",
+        "300",
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+        "--quiet",
+    ]
     assert main(argv) == 0
     assert {p.name for p in out.iterdir() if p.is_file()} == set(HIERARCHICAL_FILES.values()) - {"heldout.csv"}
     subjects = pd.read_csv(out / HIERARCHICAL_FILES["subjects"])

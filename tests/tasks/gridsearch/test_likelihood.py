@@ -70,7 +70,11 @@ def test_bmt_equals_kalman_updates(data):
 @pytest.mark.parametrize("surrogate", ["GP", "BMT"])
 def test_surrogate_derivatives(data, surrogate):
     ch, y = data
-    f = (lambda th, g=False: gp_posterior(ch, y, th, grad=g)) if surrogate == "GP" else (lambda th, g=False: bmt_posterior(ch, y, th, grad=g))
+    f = (
+        (lambda th, g=False: gp_posterior(ch, y, th, grad=g))
+        if surrogate == "GP"
+        else (lambda th, g=False: bmt_posterior(ch, y, th, grad=g))
+    )
     th, h = 0.9, 1e-6
     _, _, dmu, dvar = f(th, True)
     up, dn = f(th + h), f(th - h)
@@ -82,8 +86,13 @@ def _reference_loglik(ch, y, mu, var, family, beta, tau):
     s = np.sqrt(var)
     best = np.maximum.accumulate(y, axis=1)[:, :-1, None]
     z = (mu - best) / s
-    q = {"UCB": mu + beta * s, "EI": (mu - best) * stats.norm.cdf(z) + s * stats.norm.pdf(z),
-         "PI": stats.norm.cdf(z), "mean": mu, "variance": s}[family]
+    q = {
+        "UCB": mu + beta * s,
+        "EI": (mu - best) * stats.norm.cdf(z) + s * stats.norm.pdf(z),
+        "PI": stats.norm.cdf(z),
+        "mean": mu,
+        "variance": s,
+    }[family]
     logp = special.log_softmax(q / tau, axis=-1)
     return np.take_along_axis(logp, ch[:, 1:, None], axis=-1)[..., 0].sum(axis=1)
 
@@ -101,7 +110,9 @@ def test_choice_loglik_value_and_gradient(data, family, surrogate):
     for j in range(3):
         e = np.zeros(3)
         e[j] = h
-        num = (loglik(ch, y, surrogate, family, *(x + e)).sum() - loglik(ch, y, surrogate, family, *(x - e)).sum()) / (2 * h)
+        num = (loglik(ch, y, surrogate, family, *(x + e)).sum() - loglik(ch, y, surrogate, family, *(x - e)).sum()) / (
+            2 * h
+        )
         assert np.isclose(g.sum(0)[j], num, rtol=1e-5, atol=1e-5), (j, g.sum(0)[j], num)
 
 
@@ -114,6 +125,7 @@ def test_published_choice_rule_clamps(data):
     p = special.softmax(q / 0.01, axis=-1)
     pc = np.clip(np.take_along_axis(p, ch[:, 1:, None], -1)[..., 0], 1e-5, 0.99999)
     assert np.allclose(ll, np.log(pc).sum(1))
+
     # its gradient (what the published protocol's optimiser follows) against central differences
     def total(th, b, t):
         return choice_loglik(gp_posterior(ch, y, th, grad=True), ch, y, "UCB", b, t, published=True)[0].sum()
@@ -171,12 +183,22 @@ def test_nutpie_callback_equals_the_density(data, surrogate, family):
     for x in (np.array([0.1, -1.0, -2.0]), np.array([-0.5, 0.3, -3.5])):
         x = np.ascontiguousarray(x[: len(prior)])
         out, logp = np.zeros(len(x)), np.zeros(1)
-        rc = density._logp_cfunc.ctypes(len(x), x.ctypes.data_as(dbl), out.ctypes.data_as(dbl), logp.ctypes.data_as(dbl),
-                                         buf.ctypes.data_as(ctypes.c_void_p))
+        rc = density._logp_cfunc.ctypes(
+            len(x),
+            x.ctypes.data_as(dbl),
+            out.ctypes.data_as(dbl),
+            logp.ctypes.data_as(dbl),
+            buf.ctypes.data_as(ctypes.c_void_p),
+        )
         v, g = density.log_density_grad(buf, x)
         assert rc == 0 and logp[0] == pytest.approx(v, rel=1e-12) and np.allclose(out, g, rtol=1e-12)
-    rc = density._logp_cfunc.ctypes(len(x) + 1, x.ctypes.data_as(dbl), out.ctypes.data_as(dbl), logp.ctypes.data_as(dbl),
-                                     buf.ctypes.data_as(ctypes.c_void_p))
+    rc = density._logp_cfunc.ctypes(
+        len(x) + 1,
+        x.ctypes.data_as(dbl),
+        out.ctypes.data_as(dbl),
+        logp.ctypes.data_as(dbl),
+        buf.ctypes.data_as(ctypes.c_void_p),
+    )
     assert rc == -1
 
 

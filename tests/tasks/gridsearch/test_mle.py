@@ -108,12 +108,16 @@ def test_fold_exploration_reaches_a_stepped_optimum(choices):
     gr = grid_rounds(choices, 19, "spatial")
     train = gr.rounds != 8
     ref = pd.read_csv(REF / "paramEstimates_ucb.csv")
-    r = ref[(ref.participant == 19) & (ref.context == "Spatial") & (ref.ModelName == "BMT-UCB") & (ref.leaveoutindex == 8)].iloc[0]
+    r = ref[
+        (ref.participant == 19) & (ref.context == "Spatial") & (ref.ModelName == "BMT-UCB") & (ref.leaveoutindex == 8)
+    ].iloc[0]
     published = -loglik(gr.choices[train], gr.y[train], "BMT", "UCB", r.kError, r.beta, r.tau, published=True).sum()
     points, per_round = explore(gr.choices, gr.y, "BMT", "UCB", N_PROBES)
     value = _total(_value(gr.choices[train], gr.y[train], "BMT", "UCB"))
     assert value(points[0]) == pytest.approx(per_round[0, train].sum(), rel=1e-12)
-    best = min((_polish(value, u, 300) for u in _probe_starts(points, per_round[:, train].sum(1), 3)), key=lambda c: c[0])
+    best = min(
+        (_polish(value, u, 300) for u in _probe_starts(points, per_round[:, train].sum(1), 3)), key=lambda c: c[0]
+    )
     assert best[0] <= published + 1e-3, (best, published)
 
 
@@ -127,8 +131,12 @@ def test_staircase_reaches_a_knife_edge_optimum(choices):
     gr = grid_rounds(choices, 217, "conceptual")
     train = gr.rounds != 2
     ref = pd.read_csv(REF / "paramEstimates_ucb.csv")
-    r = ref[(ref.participant == 217) & (ref.context == "Conceptual") & (ref.ModelName == "BMT-UCB")
-            & (ref.leaveoutindex == 2)].iloc[0]
+    r = ref[
+        (ref.participant == 217)
+        & (ref.context == "Conceptual")
+        & (ref.ModelName == "BMT-UCB")
+        & (ref.leaveoutindex == 2)
+    ].iloc[0]
     value = _total(_value(gr.choices[train], gr.y[train], "BMT", "UCB"))
     u = np.log([r.kError, r.beta, r.tau])
     published = value(u)
@@ -145,7 +153,9 @@ def test_participant_1_conceptual(choices, published):
     gr = grid_rounds(choices, 1, "conceptual")
     for model in MODELS:
         row = summarise(gr, model, cross_validate(gr, model))
-        pub = published[(published.participant == 1) & (published.context == "conceptual") & (published.model == model)].iloc[0]
+        pub = published[
+            (published.participant == 1) & (published.context == "conceptual") & (published.model == model)
+        ].iloc[0]
         assert abs(row["nLL"] - pub["nLL"]) < 0.01, (model, row["nLL"], pub["nLL"])
         theta = "error_variance" if model == "BMT-UCB" else "lambda"
         for ours, theirs in ((theta, "kError" if model == "BMT-UCB" else "lambda"), ("beta", "beta"), ("tau", "tau")):
@@ -156,7 +166,17 @@ def test_committed_reproduction(published):
     """models/gridsearch/reproduction/fits.csv (ibo-reproduce --task gridsearch, whole cohort): every
     participant, context and model; the context means of R2 equal the published ones at 2 decimals."""
     ours = pd.read_csv(OURS / "fits.csv")
-    assert list(ours.columns) == ["participant", "context", "model", "nLL", "R2", "lambda", "beta", "tau", "error_variance"]
+    assert list(ours.columns) == [
+        "participant",
+        "context",
+        "model",
+        "nLL",
+        "R2",
+        "lambda",
+        "beta",
+        "tau",
+        "error_variance",
+    ]
     m = ours.merge(published, on=["participant", "context", "model"], suffixes=("", "_pub"), validate="one_to_one")
     assert len(m) == len(published) == 516
     means = m.groupby(["context", "model"])[["R2", "R2_pub"]].mean()
@@ -171,8 +191,9 @@ def test_folds_against_the_published_optimum(choices, published_fold_nll):
     likelihood). None is short (the largest difference is 5e-8 nats, the optimisers' tolerance), and 130 are
     better by more than 0.01 nats (up to 26)."""
     ours = pd.read_csv(OURS / "folds.csv").rename(columns={"round": "leaveoutindex"})
-    m = published_fold_nll.merge(ours, on=["participant", "context", "model", "leaveoutindex"], suffixes=("", "_ours"),
-                                 validate="one_to_one")
+    m = published_fold_nll.merge(
+        ours, on=["participant", "context", "model", "leaveoutindex"], suffixes=("", "_ours"), validate="one_to_one"
+    )
     assert len(m) == 4644
     gaps = (m["train_nLL"] - m["train_nll_published"]).to_numpy()
     short = gaps > 1e-6
@@ -183,8 +204,12 @@ def test_folds_against_the_published_optimum(choices, published_fold_nll):
     gr = grid_rounds(choices, r.participant, r.context)
     surrogate, family = MODELS[r.model]
     test = gr.rounds == r.leaveoutindex
-    assert r.test_nLL == pytest.approx(-loglik(gr.choices[test], gr.y[test], surrogate, family, r.theta, r.beta_ours,
-                                               r.tau_ours, published=True).sum(), rel=1e-8)
+    assert r.test_nLL == pytest.approx(
+        -loglik(
+            gr.choices[test], gr.y[test], surrogate, family, r.theta, r.beta_ours, r.tau_ours, published=True
+        ).sum(),
+        rel=1e-8,
+    )
 
 
 def test_committed_reproduction_is_this_code(choices):
@@ -194,10 +219,12 @@ def test_committed_reproduction_is_this_code(choices):
 
     fits, folds = reproduce(choices, [4], contexts=("spatial",), models=("GP-UCB",))
     committed = pd.read_csv(OURS / "fits.csv")
-    committed = committed[(committed.participant == 4) & (committed.context == "spatial")
-                          & (committed.model == "GP-UCB")].reset_index(drop=True)
-    pd.testing.assert_frame_equal(fits.reset_index(drop=True)[committed.columns], committed, check_dtype=False,
-                                  rtol=1e-8, atol=1e-9)
+    committed = committed[
+        (committed.participant == 4) & (committed.context == "spatial") & (committed.model == "GP-UCB")
+    ].reset_index(drop=True)
+    pd.testing.assert_frame_equal(
+        fits.reset_index(drop=True)[committed.columns], committed, check_dtype=False, rtol=1e-8, atol=1e-9
+    )
     cf = pd.read_csv(OURS / "folds.csv")
     cf = cf[(cf.participant == 4) & (cf.context == "spatial") & (cf.model == "GP-UCB")].reset_index(drop=True)
     pd.testing.assert_frame_equal(folds.reset_index(drop=True)[cf.columns], cf, check_dtype=False, rtol=1e-8, atol=1e-6)

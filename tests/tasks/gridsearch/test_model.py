@@ -50,8 +50,14 @@ def test_fit_recovers_and_converges(simulated, fitted):
 
 
 def test_inference_data_layout(fitted):
-    assert {"posterior", "conditional_posterior", "log_likelihood", "sample_stats", "component_evidence",
-            "observed_data"} <= set(fitted.groups())
+    assert {
+        "posterior",
+        "conditional_posterior",
+        "log_likelihood",
+        "sample_stats",
+        "component_evidence",
+        "observed_data",
+    } <= set(fitted.groups())
     post, cond = fitted.posterior, fitted["conditional_posterior"]
     assert cond["lambda"].dims == ("chain", "draw", "component") and cond["beta"].dims == ("chain", "draw")
     assert list(cond["component"].values) == ["UCB", "EI", "PI", "mean", "variance"]
@@ -88,7 +94,9 @@ def test_loo_by_round(fitted):
 
     loo = loo_by_round(fitted)
     assert loo.n_data_points == 9 and np.isfinite(loo.elpd_loo)
-    assert np.allclose(predictive_loglik(fitted, fitted_rounds(fitted)), fitted.log_likelihood["choices"].values.reshape(-1, 9))
+    assert np.allclose(
+        predictive_loglik(fitted, fitted_rounds(fitted)), fitted.log_likelihood["choices"].values.reshape(-1, 9)
+    )
 
 
 def test_reliable_loo_of_a_grid_fit(fitted):
@@ -140,13 +148,25 @@ def fitted_rounds(idata):
     from ibo_pymc.tasks.gridsearch.data import GridRounds
 
     o = idata.observed_data
-    return GridRounds(int(idata.posterior.attrs["subject"]), idata.posterior.attrs["context"], o["round"].values,
-                      o["choice"].values, o["reward"].values)
+    return GridRounds(
+        int(idata.posterior.attrs["subject"]),
+        idata.posterior.attrs["context"],
+        o["round"].values,
+        o["choice"].values,
+        o["reward"].values,
+    )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("truth", [GridTruth("PI", 0.8, 0.0, 0.06), GridTruth("variance", 1.5, 0.0, 0.05),
-                                   GridTruth("mean", 0.7, 0.0, 0.03), GridTruth("EI", 1.0, 0.0, 0.01)])
+@pytest.mark.parametrize(
+    "truth",
+    [
+        GridTruth("PI", 0.8, 0.0, 0.06),
+        GridTruth("variance", 1.5, 0.0, 0.05),
+        GridTruth("mean", 0.7, 0.0, 0.03),
+        GridTruth("EI", 1.0, 0.0, 0.01),
+    ],
+)
 def test_recovery_other_families(truth, environments):
     """A learner of each other family: the true family is the most probable, and lambda and tau lie within
     three posterior standard deviations of the posterior mean given it. (One 90% interval misses its truth one
@@ -166,13 +186,32 @@ def test_cli_sample(tmp_path, capsys, cogmaps_folder):
     from ibo_pymc.cli.sample import main
 
     out = tmp_path / "p4.nc"
-    rc = main(["--task", "gridsearch", "--subject", "4", "--context", "conceptual", "--data", str(cogmaps_folder),
-               "--out", str(out), "--draws", "400", "--tune", "300", "--quiet"])
+    rc = main(
+        [
+            "--task",
+            "gridsearch",
+            "--subject",
+            "4",
+            "--context",
+            "conceptual",
+            "--data",
+            str(cogmaps_folder),
+            "--out",
+            str(out),
+            "--draws",
+            "400",
+            "--tune",
+            "300",
+            "--quiet",
+        ]
+    )
     assert rc == 0 and out.is_file()
     idata, cfg = load(out)
     assert idata.posterior.attrs["context"] == "conceptual" and cfg.draws == 400
     capsys.readouterr()
-    rc = main(["--task", "gridsearch", "--subject", "2", "--data", str(cogmaps_folder), "--out", str(tmp_path / "x.nc")])
+    rc = main(
+        ["--task", "gridsearch", "--subject", "2", "--data", str(cogmaps_folder), "--out", str(tmp_path / "x.nc")]
+    )
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "participant 2 is not in the data" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "x.nc").exists()
@@ -219,11 +258,31 @@ def test_cohort_bms_of_the_grid_task(tmp_path, cogmaps_folder, capsys):
     from ibo_pymc.cli.cohort import main
     from ibo_pymc.population.selection import FILES
 
-    argv = ["run", "--task", "gridsearch", "--data", str(cogmaps_folder), "--subject", "4", "--context", "spatial",
-            "--out", str(tmp_path / "out"), "--draws", "300", "--tune", "300", "--workers", "1", "--quiet"]
+    argv = [
+        "run",
+        "--task",
+        "gridsearch",
+        "--data",
+        str(cogmaps_folder),
+        "--subject",
+        "4",
+        "--context",
+        "spatial",
+        "--out",
+        str(tmp_path / "out"),
+        "--draws",
+        "300",
+        "--tune",
+        "300",
+        "--workers",
+        "1",
+        "--quiet",
+    ]
     assert main(argv) == 0
-    assert sorted(p.name for p in (tmp_path / "out" / "fits").iterdir()) == ["gridsearch-004-spatial-BMT.nc",
-                                                                              "gridsearch-004-spatial-GP.nc"]
+    assert sorted(p.name for p in (tmp_path / "out" / "fits").iterdir()) == [
+        "gridsearch-004-spatial-BMT.nc",
+        "gridsearch-004-spatial-GP.nc",
+    ]
     models = pd.read_csv(tmp_path / "out" / FILES["models"])
     assert list(models["model"]) == ["GP", "BMT"] and models["expected_frequency"].sum() == pytest.approx(1.0)
     families = pd.read_csv(tmp_path / "out" / FILES["families"])
@@ -237,9 +296,29 @@ def test_cohort_bms_of_the_grid_task(tmp_path, cogmaps_folder, capsys):
     from ibo_pymc.cli.plot import main as plot
 
     fig = tmp_path / "fit.png"
-    assert plot(["--task", "gridsearch", "--data", str(cogmaps_folder), "--subject", "4", "--fits",
-                 str(tmp_path / "out" / "fits"), "--out", str(fig), "--draws", "300", "--tune", "300",
-                 "--workers", "1"]) == 0
+    assert (
+        plot(
+            [
+                "--task",
+                "gridsearch",
+                "--data",
+                str(cogmaps_folder),
+                "--subject",
+                "4",
+                "--fits",
+                str(tmp_path / "out" / "fits"),
+                "--out",
+                str(fig),
+                "--draws",
+                "300",
+                "--tune",
+                "300",
+                "--workers",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert fig.stat().st_size > 1000
     assert stamp == {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out" / "fits").iterdir()}
     capsys.readouterr()
@@ -251,8 +330,29 @@ def test_cli_recovery(tmp_path, cogmaps_folder, capsys):
     from ibo_pymc.cli.simulate import main
 
     out = tmp_path / "rec.csv"
-    assert main(["recovery", "--task", "gridsearch", "--n", "2", "--data", str(cogmaps_folder), "--draws", "300",
-                 "--tune", "300", "--workers", "1", "--csv", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "recovery",
+                "--task",
+                "gridsearch",
+                "--n",
+                "2",
+                "--data",
+                str(cogmaps_folder),
+                "--draws",
+                "300",
+                "--tune",
+                "300",
+                "--workers",
+                "1",
+                "--csv",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     report = capsys.readouterr().out
     assert "true family most probable" in report and "90% interval covers the truth" in report
     rows = pd.read_csv(out)

@@ -25,8 +25,20 @@ def test_one_replicate_ranks_every_quantity(environments):
 def test_cli_sbc_gridsearch(cogmaps_folder, tmp_path):
     from ibo_pymc.cli.simulate import main
 
-    argv = ["sbc", "--task", "gridsearch", "--data", str(cogmaps_folder), "--reps", "3", "--out", str(tmp_path),
-            "--workers", "1", "--quiet"]
+    argv = [
+        "sbc",
+        "--task",
+        "gridsearch",
+        "--data",
+        str(cogmaps_folder),
+        "--reps",
+        "3",
+        "--out",
+        str(tmp_path),
+        "--workers",
+        "1",
+        "--quiet",
+    ]
     assert main(argv) == 0
     ranks = pd.read_csv(tmp_path / "sbc-gridsearch-GP-ranks.csv")
     assert len(ranks) == 3 and {"lambda", "beta", "tau", "family_draw"} <= set(ranks.columns)

@@ -39,13 +39,20 @@ def _subject(n, seed, tables):
     d = rng.uniform(-34, 34, n)
     ts = tables.theta_star("UCB", 0.6, d, tau=0.9, tau_neg=1.3)
     x = wc_mixture_random(ts, 0.15, 0.7, rng=rng)
-    return SubjectObservations(subject=3, user_id=3, session_id=np.arange(1, n + 1), round_index=np.arange(1, n + 1),
-                               delta_r1=d, theta2=x)
+    return SubjectObservations(
+        subject=3, user_id=3, session_id=np.arange(1, n + 1), round_index=np.arange(1, n + 1), delta_r1=d, theta2=x
+    )
 
 
 def _part(obs, keep):
-    return SubjectObservations(subject=obs.subject, user_id=obs.user_id, session_id=obs.session_id[keep],
-                               round_index=obs.round_index[keep], delta_r1=obs.delta_r1[keep], theta2=obs.theta2[keep])
+    return SubjectObservations(
+        subject=obs.subject,
+        user_id=obs.user_id,
+        session_id=obs.session_id[keep],
+        round_index=obs.round_index[keep],
+        delta_r1=obs.delta_r1[keep],
+        theta2=obs.theta2[keep],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +90,9 @@ def test_heldout_lppd_is_the_posterior_mean_density(fitted):
     dens = np.zeros(test.n_rounds)
     for s in range(len(flat["gamma"])):
         f = fams[int(flat["family_draw"][s])]
-        ts = tables.theta_star(f, flat[get_family(f).var_name][s], test.delta_r1, tau=flat["tau_pos"][s], tau_neg=flat["tau_neg"][s])
+        ts = tables.theta_star(
+            f, flat[get_family(f).var_name][s], test.delta_r1, tau=flat["tau_pos"][s], tau_neg=flat["tau_neg"][s]
+        )
         dens += np.exp(wc_mixture_logp_numpy(test.theta2, ts, flat["gamma"][s], flat["w"][s]))
     want = float(np.log(dens / len(flat["gamma"])).sum())
     assert np.isclose(got, want, rtol=1e-6)
@@ -186,13 +195,23 @@ def test_mixture_loo_combines_components_exactly():
         a = a.reshape(-1, rounds)
         return logsumexp(a, axis=0) - np.log(len(a))
 
-    parts = [ComponentLOO(Component("PI"), np.log(p), raw_loo(a), np.full(rounds, 0.1 * c), lppd(a))
-             for c, (p, a) in enumerate(zip(probs, ll))]
+    parts = [
+        ComponentLOO(Component("PI"), np.log(p), raw_loo(a), np.full(rounds, 0.1 * c), lppd(a))
+        for c, (p, a) in enumerate(zip(probs, ll))
+    ]
     elpd_i, k, lppd_i = combine(parts, relevance=1e-3)
     counts = (probs * 600).astype(int)  # 300, 180, 120 draws of each
     pooled = np.concatenate([a.reshape(-1, rounds)[:n] for a, n in zip(ll, counts)])
-    sub = [ComponentLOO(Component("PI"), np.log(p), raw_loo(a.reshape(-1, rounds)[:n]), np.zeros(rounds),
-                        lppd(a.reshape(-1, rounds)[:n])) for p, a, n in zip(probs, ll, counts)]
+    sub = [
+        ComponentLOO(
+            Component("PI"),
+            np.log(p),
+            raw_loo(a.reshape(-1, rounds)[:n]),
+            np.zeros(rounds),
+            lppd(a.reshape(-1, rounds)[:n]),
+        )
+        for p, a, n in zip(probs, ll, counts)
+    ]
     e_sub, _, l_sub = combine(sub, relevance=1e-3)
     np.testing.assert_allclose(e_sub, raw_loo(pooled), rtol=1e-12)
     np.testing.assert_allclose(l_sub, lppd(pooled), rtol=1e-12)

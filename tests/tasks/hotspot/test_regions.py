@@ -64,7 +64,7 @@ def test_density_hdi_wraps_through_pi():
     n = 360
     grid = -np.pi + (np.arange(n) + 0.5) * 2 * np.pi / n
     dens = np.exp(wrapped_cauchy_mixture_logpdf(grid, np.pi, 0.2, 1.0))
-    (lo, hi), = density_hdi(grid, dens, 0.8)
+    ((lo, hi),) = density_hdi(grid, dens, 0.8)
     assert lo > 0 > hi  # one arc through +-pi
     a = wc_half_width(0.2, 0.8)
     assert arc_length([(lo, hi)]) == pytest.approx(2 * a, abs=2 * 2 * np.pi / n)
@@ -129,7 +129,9 @@ def test_fit_regions_small():
     m, tables = _fit_synthetic(5, n=120, draws=200, **TRUTH)
     reg = regions(m.idata, np.linspace(-30, 30, 25), n_draws=400)
     assert reg.credible.shape == (25, 2) and len(reg.prediction) == 25
-    assert np.all(reg.credible[:, 0] <= reg.curve_median + 1e-12) and np.all(reg.curve_median <= reg.credible[:, 1] + 1e-12)
+    assert np.all(reg.credible[:, 0] <= reg.curve_median + 1e-12) and np.all(
+        reg.curve_median <= reg.credible[:, 1] + 1e-12
+    )
     assert reg.family_share[reg.labels.index("UCB")] > 0.9
     cover, ts = _fresh_coverage(reg, tables, TRUTH, np.random.default_rng(0))
     assert 0.9 <= cover <= 0.99

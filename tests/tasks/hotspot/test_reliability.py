@@ -44,7 +44,11 @@ def test_wrapped_cauchy_densities_integrate_to_one(gamma, mu, w, ts):
 
 # --- loaders ------------------------------------------------------------------------------
 turns = st.floats(-2.5, 2.5, allow_nan=False)
-rounds = st.lists(st.tuples(turns, st.integers(2, 5), st.sampled_from([(300.0, 0.0), (0.0, -250.0), (30.0, 0.0)])), min_size=1, max_size=6)
+rounds = st.lists(
+    st.tuples(turns, st.integers(2, 5), st.sampled_from([(300.0, 0.0), (0.0, -250.0), (30.0, 0.0)])),
+    min_size=1,
+    max_size=6,
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -53,7 +57,9 @@ def test_loader_round_trips_generated_logs(subjects, tmp_path_factory):
     folder = tmp_path_factory.mktemp("logs")
     sid, eid = 100, 1
     for s, rs in enumerate(subjects):
-        sid, eid = write_subject(folder, 10 + s, [(straight_then_turn(t, n_moves=m), tgt) for t, m, tgt in rs], sid, eid)
+        sid, eid = write_subject(
+            folder, 10 + s, [(straight_then_turn(t, n_moves=m), tgt) for t, m, tgt in rs], sid, eid
+        )
     raw = read_raw_logs(folder)
     assert len(raw.sessions) == sum(len(rs) for rs in subjects)
     assert len(raw.events) == sum(m + 1 for rs in subjects for _, m, _ in rs)
@@ -61,7 +67,11 @@ def test_loader_round_trips_generated_logs(subjects, tmp_path_factory):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(line=st.integers(0, 71), col=st.integers(0, 11), junk=st.sampled_from(["", "x", "1e999", "nan", " ", "1,2", "--", "0x10", "½"]))
+@given(
+    line=st.integers(0, 71),
+    col=st.integers(0, 11),
+    junk=st.sampled_from(["", "x", "1e999", "nan", " ", "1,2", "--", "0x10", "½"]),
+)
 def test_loader_corrupted_field_is_input_error_or_accepted(line, col, junk, tmp_path_factory, valid_raw):
     """Any single corrupted field gives a clean InputError naming the file, or loads."""
     folder = tmp_path_factory.mktemp("bad")
@@ -86,9 +96,24 @@ def test_kill_during_sampling_keeps_previous_output(raw_folder, tmp_path, sig):
     out = tmp_path / "fit.nc"
     out.write_bytes(b"previous result")
     rc, err = signal_after(
-        [sys.executable, "-m", "ibo_pymc.cli.sample", "--subject", "28", "--data", str(raw_folder), "--draws", "20000",
-         "--out", str(out)],
-        "fitting subject", sig, settle=4, stop_timeout=60)  # a little into sampling
+        [
+            sys.executable,
+            "-m",
+            "ibo_pymc.cli.sample",
+            "--subject",
+            "28",
+            "--data",
+            str(raw_folder),
+            "--draws",
+            "20000",
+            "--out",
+            str(out),
+        ],
+        "fitting subject",
+        sig,
+        settle=4,
+        stop_timeout=60,
+    )  # a little into sampling
     assert rc in (130, 143)
     assert "interrupted" in err or "terminated" in err
     assert out.read_bytes() == b"previous result"
@@ -99,9 +124,31 @@ def test_kill_during_sampling_keeps_previous_output(raw_folder, tmp_path, sig):
 def _sample_all(folder, seed, tmp, workers=1):
     out = tmp / f"seed{seed}-{time.monotonic_ns()}"
     r = subprocess.run(
-        [sys.executable, "-m", "ibo_pymc.cli.sample", "--subject", "all", "--data", str(folder), "--draws", "60",
-         "--tune", "60", "--chains", "2", "--seed", str(seed), "--out", str(out), "--quiet", "--workers", str(workers)],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "ibo_pymc.cli.sample",
+            "--subject",
+            "all",
+            "--data",
+            str(folder),
+            "--draws",
+            "60",
+            "--tune",
+            "60",
+            "--chains",
+            "2",
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+            "--quiet",
+            "--workers",
+            str(workers),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert r.returncode == 0, r.stderr
     return out
@@ -119,16 +166,37 @@ def test_same_seed_bit_identical_across_processes(valid_raw, tmp_path):
         da, db, dc = (az.from_netcdf(str(d / name)) for d in (a, b, c))
         for v in da.posterior.data_vars:
             np.testing.assert_array_equal(da.posterior[v].values, db.posterior[v].values)
-        np.testing.assert_array_equal(da.posterior_predictive["theta2"].values, db.posterior_predictive["theta2"].values)
+        np.testing.assert_array_equal(
+            da.posterior_predictive["theta2"].values, db.posterior_predictive["theta2"].values
+        )
         assert not np.array_equal(da.posterior["gamma"].values, dc.posterior["gamma"].values)
 
 
 # --- sampler health ---------------------------------------------------------------------------
 def test_strict_names_unconverged_quantities(valid_raw, tmp_path):
     r = subprocess.run(
-        [sys.executable, "-m", "ibo_pymc.cli.sample", "--subject", "1", "--data", str(valid_raw), "--draws", "30",
-         "--tune", "30", "--chains", "2", "--strict", "--quiet", "--out", str(tmp_path / "f.nc")],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "ibo_pymc.cli.sample",
+            "--subject",
+            "1",
+            "--data",
+            str(valid_raw),
+            "--draws",
+            "30",
+            "--tune",
+            "30",
+            "--chains",
+            "2",
+            "--strict",
+            "--quiet",
+            "--out",
+            str(tmp_path / "f.nc"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert r.returncode == 3
     last = r.stderr.strip().splitlines()[-1]

@@ -44,7 +44,8 @@ def registry() -> dict[str, str]:
 
 
 def _pinned_files(base: str = "") -> dict[str, tuple[str, str]]:
-    """The raw logs as :func:`fetch_pinned` and :func:`check_pinned` take them: name -> (``base`` + name, hex SHA-256)."""
+    """The raw logs as :func:`fetch_pinned` and :func:`check_pinned` take them: name -> (``base`` + name, hex
+    SHA-256)."""
     return {name: (base + name, digest.removeprefix("sha256:")) for name, digest in registry().items()}
 
 
@@ -73,9 +74,14 @@ def fetch(dest: str | Path | None = None, *, url: str | None = None, progress: b
     dest = Path(dest) if dest is not None else cache_dir()
     base = url or base_url()
     base = base if base.endswith("/") else base + "/"
-    return fetch_pinned(_pinned_files(base), dest, label="raw-log", progress=progress,
-                        integrity_hint=". The source may have changed or the transfer was tampered with",
-                        network_hint=" or set IBO_DATA_URL to a reachable mirror")
+    return fetch_pinned(
+        _pinned_files(base),
+        dest,
+        label="raw-log",
+        progress=progress,
+        integrity_hint=". The source may have changed or the transfer was tampered with",
+        network_hint=" or set IBO_DATA_URL to a reachable mirror",
+    )
 
 
 def verify(folder: str | Path) -> list[str]:
@@ -103,12 +109,20 @@ def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -
     if data is not None:
         p = Path(data)
         if p.exists() and not p.is_dir():
-            raise InputError("neither a folder nor a table; expected the folder of eventrec*.csv / sesrec*.csv logs, "
-                             "or a tidy table of rounds as CSV or Parquet (.csv, .parquet, .pq)", path=p, field="--data")
+            raise InputError(
+                "neither a folder nor a table; expected the folder of eventrec*.csv / sesrec*.csv logs, "
+                "or a tidy table of rounds as CSV or Parquet (.csv, .parquet, .pq)",
+                path=p,
+                field="--data",
+            )
         if not p.is_dir():
             what = "table" if p.suffix.lower() in (".csv", ".parquet", ".pq") else "folder or table"
-            raise InputError(f"no such {what}; expected the folder of eventrec*.csv / sesrec*.csv logs, or a tidy "
-                             "table of rounds as CSV or Parquet", path=p, field="--data")
+            raise InputError(
+                f"no such {what}; expected the folder of eventrec*.csv / sesrec*.csv logs, or a tidy "
+                "table of rounds as CSV or Parquet",
+                path=p,
+                field="--data",
+            )
         return p
     local = local_copy(STUDY)
     if local is not None:
@@ -128,8 +142,11 @@ def cached_data_dir(*, progress: bool = True) -> Path:
         return dest
     damaged = [n for n, what in problems.items() if what != "missing"]
     if damaged and progress:
-        print(f"{len(damaged)} cached raw-log file(s) do not match their pinned SHA-256 ({damaged[0]}, ...); "
-              "fetching them again", file=sys.stderr)
+        print(
+            f"{len(damaged)} cached raw-log file(s) do not match their pinned SHA-256 ({damaged[0]}, ...); "
+            "fetching them again",
+            file=sys.stderr,
+        )
     try:
         fetch(dest, progress=progress)
     except InputError as exc:

@@ -157,110 +157,114 @@ def discover(folder: str | Path) -> dict[int, tuple[Path, Path]]:
 
 
 def read_participant(event_path: Path, session_path: Path, user_id: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Read and cross-check one participant's two files."""
+    """Read and cross-check one participant's two files: the events come back grouped by round in the session
+    file's order (file order inside a round), each check naming the file, line and field it fails at."""
     ses = _read_table(session_path, SESSION_COLUMNS, _SESSION_INTEGER)
     ev = _read_table(event_path, EVENT_COLUMNS, _EVENT_INTEGER)
+    _check_ids(ses, ev, session_path, event_path, user_id)
+    _check_round_sizes(ses, ev, session_path, event_path)
+    order = {sid: k for k, sid in enumerate(ses["session_id"])}
+    ev = ev.assign(_order=ev["session_id"].map(order))
+    ev = ev.sort_values(["_order", "line"], kind="stable").reset_index(drop=True)
+    _check_moves(ev, event_path)
+    _check_region(ev, event_path)
+    ev = ev.drop(columns="_order").assign(user_id=user_id)
+    return ev, ses
 
-    wrong_user = ses["user_id"].to_numpy() != user_id
-    if wrong_user.any():
-        i = int(np.argmax(wrong_user))
-        raise InputError(
-            f"expected user id {user_id} (from the file name), found {ses['user_id'].iloc[i]}",
-            path=session_path,
-            line=int(ses["line"].iloc[i]),
-            field="user_id",
-        )
-    dup = ses["session_id"].duplicated()
-    if dup.any():
-        i = int(np.argmax(dup.to_numpy()))
-        raise InputError(
-            f"duplicated session id {ses['session_id'].iloc[i]}; expected one row per round",
-            path=session_path,
-            line=int(ses["line"].iloc[i]),
-            field="session_id",
-        )
-    dup = ev["event_id"].duplicated()
-    if dup.any():
-        i = int(np.argmax(dup.to_numpy()))
-        raise InputError(
-            f"duplicated event id {ev['event_id'].iloc[i]}",
-            path=event_path,
-            line=int(ev["line"].iloc[i]),
-            field="event_id",
-        )
-    known = ev["session_id"].isin(ses["session_id"]).to_numpy()
-    if not known.all():
-        i = int(np.argmax(~known))
-        raise InputError(
-            f"session id {ev['session_id'].iloc[i]} is not in {session_path.name}",
-            path=event_path,
-            line=int(ev["line"].iloc[i]),
-            field="session_id",
-        )
 
-    # Group the events by session, keeping file order inside a session.
+def _raise_at_first(bad, table: pd.DataFrame, message, path: Path, field: str) -> None:
+    """Raise an :class:`InputError` at the first row where ``bad`` holds; ``message(i)`` says what is wrong."""
+    bad = np.asarray(bad)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(message(i), path=path, line=int(table["line"].iloc[i]), field=field)
+
+
+def _check_ids(ses, ev, session_path: Path, event_path: Path, user_id: int) -> None:
+    """The user id matches the file name; session and event ids are unique; every event's session exists."""
+    _raise_at_first(
+        ses["user_id"].to_numpy() != user_id,
+        ses,
+        lambda i: f"expected user id {user_id} (from the file name), found {ses['user_id'].iloc[i]}",
+        session_path,
+        "user_id",
+    )
+    _raise_at_first(
+        ses["session_id"].duplicated().to_numpy(),
+        ses,
+        lambda i: f"duplicated session id {ses['session_id'].iloc[i]}; expected one row per round",
+        session_path,
+        "session_id",
+    )
+    _raise_at_first(
+        ev["event_id"].duplicated().to_numpy(),
+        ev,
+        lambda i: f"duplicated event id {ev['event_id'].iloc[i]}",
+        event_path,
+        "event_id",
+    )
+    _raise_at_first(
+        ~ev["session_id"].isin(ses["session_id"]).to_numpy(),
+        ev,
+        lambda i: f"session id {ev['session_id'].iloc[i]} is not in {session_path.name}",
+        event_path,
+        "session_id",
+    )
+
+
+def _check_round_sizes(ses, ev, session_path: Path, event_path: Path) -> None:
+    """Each round has events, as many as its ``num_moves``, and at least the three a round needs."""
     counts = ev.groupby("session_id", sort=False).size()
     for row in ses.itertuples(index=False):
         n = int(counts.get(row.session_id, 0))
         if n == 0:
-            raise InputError(
-                f"session {row.session_id} has no events in {event_path.name}",
-                path=session_path,
-                line=int(row.line),
-                field="session_id",
-            )
-        if n != row.num_moves:
-            raise InputError(
-                f"num_moves is {row.num_moves} but {event_path.name} has {n} events for session {row.session_id}",
-                path=session_path,
-                line=int(row.line),
-                field="num_moves",
-            )
-        if n < MIN_EVENTS_PER_ROUND:
-            raise InputError(
+            problem, field = f"session {row.session_id} has no events in {event_path.name}", "session_id"
+        elif n != row.num_moves:
+            problem = f"num_moves is {row.num_moves} but {event_path.name} has {n} events for session {row.session_id}"
+            field = "num_moves"
+        elif n < MIN_EVENTS_PER_ROUND:
+            problem = (
                 f"session {row.session_id} has {n} clicks; a round needs at least {MIN_EVENTS_PER_ROUND} "
-                "(the start, move 1 and move 2)",
-                path=session_path,
-                line=int(row.line),
-                field="num_moves",
+                "(the start, move 1 and move 2)"
             )
-    order = {sid: k for k, sid in enumerate(ses["session_id"])}
-    ev = ev.assign(_order=ev["session_id"].map(order))
-    ev = ev.sort_values(["_order", "line"], kind="stable").reset_index(drop=True)
+            field = "num_moves"
+        else:
+            continue
+        raise InputError(problem, path=session_path, line=int(row.line), field=field)
 
-    # Moves must run 1, 2, ..., n in file order within each session.
+
+def _check_moves(ev, event_path: Path) -> None:
+    """Moves run 1, 2, ..., n in file order within each round (``ev`` grouped by round, column ``_order``)."""
     first = np.r_[True, ev["_order"].to_numpy()[1:] != ev["_order"].to_numpy()[:-1]]
     start_idx = np.flatnonzero(first)
     expected = np.arange(len(ev)) - np.repeat(start_idx, np.diff(np.r_[start_idx, len(ev)])) + 1
-    bad = ev["move"].to_numpy() != expected
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise InputError(
+    _raise_at_first(
+        ev["move"].to_numpy() != expected,
+        ev,
+        lambda i: (
             f"expected move {expected[i]} of session {ev['session_id'].iloc[i]} here, found move "
-            f"{ev['move'].iloc[i]} (moves must be 1, 2, ... in order without gaps)",
-            path=event_path,
-            line=int(ev["line"].iloc[i]),
-            field="move",
-        )
+            f"{ev['move'].iloc[i]} (moves must be 1, 2, ... in order without gaps)"
+        ),
+        event_path,
+        "move",
+    )
+
+
+def _check_region(ev, event_path: Path) -> None:
+    """The ring has a positive radius and every click lies inside it (to :data:`REGION_TOLERANCE`)."""
     radius = ev["ring_radius"].to_numpy()
-    if (radius <= 0).any():
-        i = int(np.argmax(radius <= 0))
-        raise InputError(
-            "expected a positive ring radius", path=event_path, line=int(ev["line"].iloc[i]), field="ring_radius"
-        )
+    _raise_at_first(radius <= 0, ev, lambda i: "expected a positive ring radius", event_path, "ring_radius")
     dist = np.hypot(ev["x_loc"] - ev["ring_center_x"], ev["y_loc"] - ev["ring_center_y"]).to_numpy()
-    outside = dist > radius + REGION_TOLERANCE
-    if outside.any():
-        i = int(np.argmax(outside))
-        raise InputError(
+    _raise_at_first(
+        dist > radius + REGION_TOLERANCE,
+        ev,
+        lambda i: (
             f"click at ({ev['x_loc'].iloc[i]:g}, {ev['y_loc'].iloc[i]:g}) lies {dist[i]:.1f} px from the ring "
-            f"centre, outside the task region of radius {radius[i]:g}",
-            path=event_path,
-            line=int(ev["line"].iloc[i]),
-            field="x_loc",
-        )
-    ev = ev.drop(columns="_order").assign(user_id=user_id)
-    return ev, ses
+            f"centre, outside the task region of radius {radius[i]:g}"
+        ),
+        event_path,
+        "x_loc",
+    )
 
 
 def read_raw_logs(folder: str | Path) -> RawLogs:
@@ -282,7 +286,9 @@ def read_raw_logs(folder: str | Path) -> RawLogs:
     if dup.any():
         sid = ses["session_id"][dup].iloc[0]
         uid = ses["user_id"][dup].iloc[0]
-        raise InputError(f"session id {sid} also appears for another participant", path=source[uid][1], field="session_id")
+        raise InputError(
+            f"session id {sid} also appears for another participant", path=source[uid][1], field="session_id"
+        )
     dup = ev["event_id"].duplicated(keep="first")
     if dup.any():
         eid = ev["event_id"][dup].iloc[0]

@@ -61,12 +61,16 @@ def load_split(path: str | Path, data: HotspotData) -> Split:
             sid = int(row.session_id)
         except ValueError:
             bad = "subject" if not row.subject.strip().lstrip("-").isdigit() else "session_id"
-            raise InputError(f"expected a whole number, found {getattr(row, bad)!r}", path=path, line=i, field=bad) from None
+            raise InputError(
+                f"expected a whole number, found {getattr(row, bad)!r}", path=path, line=i, field=bad
+            ) from None
         s = row.set.strip().lower()
         if s not in ("train", "test"):
             raise InputError(f"expected 'train' or 'test', found {row.set!r}", path=path, line=i, field="set")
         if sid not in subject_of:
-            raise InputError(f"session {sid} is not an eligible round of the data", path=path, line=i, field="session_id")
+            raise InputError(
+                f"session {sid} is not an eligible round of the data", path=path, line=i, field="session_id"
+            )
         if subject_of[sid] != subject:
             raise InputError(
                 f"session {sid} belongs to subject {subject_of[sid]}, not {subject}", path=path, line=i, field="subject"
@@ -81,7 +85,9 @@ def load_split(path: str | Path, data: HotspotData) -> Split:
             raise InputError(f"subject {subject} has no training rounds in the split", path=path)
     unlisted = set(subject_of) - seen
     if unlisted:
-        raise InputError(f"{len(unlisted)} eligible round(s) are not in the split, e.g. session {min(unlisted)}", path=path)
+        raise InputError(
+            f"{len(unlisted)} eligible round(s) are not in the split, e.g. session {min(unlisted)}", path=path
+        )
     return Split(train={k: frozenset(v) for k, v in train.items()}, source=str(path))
 
 
@@ -103,8 +109,11 @@ def split_frame(split: Split, data: HotspotData) -> pd.DataFrame:
     e = data.eligible
     in_train = [sid in split.train.get(s, ()) for s, sid in zip(e["subject"], e["session_id"])]
     return pd.DataFrame(
-        {"subject": e["subject"].to_numpy(), "session_id": e["session_id"].to_numpy(),
-         "set": np.where(in_train, "train", "test")}
+        {
+            "subject": e["subject"].to_numpy(),
+            "session_id": e["session_id"].to_numpy(),
+            "set": np.where(in_train, "train", "test"),
+        }
     )
 
 
@@ -113,5 +122,7 @@ def paper_split(data: HotspotData) -> Split:
     try:
         return load_split(PAPER_SPLIT, data)
     except InputError as exc:
-        raise InputError(f"the paper's split does not fit this data ({exc.message}); give --split random or a split "
-                         "file", field="--split") from None
+        raise InputError(
+            f"the paper's split does not fit this data ({exc.message}); give --split random or a split file",
+            field="--split",
+        ) from None

@@ -34,9 +34,12 @@ OPTIONAL = ("session",)
 
 def _refuse_raw_log(source: str) -> None:
     if re.fullmatch(r"(eventrec|sesrec)\d+\.csv", Path(source).name.lower()):
-        raise InputError("is one of the study's raw logs, not a table of rounds and not a folder; expected the "
-                         "folder holding eventrec*.csv and sesrec*.csv, or a table with columns "
-                         f"{', '.join(COLUMNS)}", path=source)
+        raise InputError(
+            "is one of the study's raw logs, not a table of rounds and not a folder; expected the "
+            "folder holding eventrec*.csv and sesrec*.csv, or a table with columns "
+            f"{', '.join(COLUMNS)}",
+            path=source,
+        )
 
 
 def read_rounds_table(table) -> HotspotData:
@@ -57,15 +60,24 @@ def read_rounds_table(table) -> HotspotData:
     dup = df.duplicated(["subject", "session"])
     if dup.any():
         bad(dup, "session", "the same subject and session appears twice")
-    rounds = pd.DataFrame({
-        "subject": df["subject"], "user_id": df["subject"], "session_id": df["session"],
-        "round_index": df.groupby("subject").cumcount() + 1,
-        "delta_r1": df["delta_r1"].astype(float), "theta2": df["theta2"].astype(float),
-        "delta_r2": np.nan, "delta_r3": np.nan, "delta_total": np.nan,
-        "reachable": False, "eligible": True,
-    })
-    return HotspotData(moves=pd.DataFrame(), rounds=rounds, folder=None if isinstance(table, pd.DataFrame) else Path(table),
-                       burn_in=0)
+    rounds = pd.DataFrame(
+        {
+            "subject": df["subject"],
+            "user_id": df["subject"],
+            "session_id": df["session"],
+            "round_index": df.groupby("subject").cumcount() + 1,
+            "delta_r1": df["delta_r1"].astype(float),
+            "theta2": df["theta2"].astype(float),
+            "delta_r2": np.nan,
+            "delta_r3": np.nan,
+            "delta_total": np.nan,
+            "reachable": False,
+            "eligible": True,
+        }
+    )
+    return HotspotData(
+        moves=pd.DataFrame(), rounds=rounds, folder=None if isinstance(table, pd.DataFrame) else Path(table), burn_in=0
+    )
 
 
 __all__ = ["COLUMNS", "OPTIONAL", "is_table", "read_rounds_table"]

@@ -101,8 +101,11 @@ def ei_log_value(mu, sd, f_best, xi):
     """
     z = np.asarray(_z(mu, sd, f_best, xi), dtype=float)
     below = np.minimum(z, 0.0)
-    tail = (-0.5 * below * below - 0.5 * np.log(2 * np.pi)
-            + np.log(np.maximum(1.0 + below * _SQRT_HALF_PI * special.erfcx(-below / np.sqrt(2.0)), np.finfo(float).tiny)))
+    tail = (
+        -0.5 * below * below
+        - 0.5 * np.log(2 * np.pi)
+        + np.log(np.maximum(1.0 + below * _SQRT_HALF_PI * special.erfcx(-below / np.sqrt(2.0)), np.finfo(float).tiny))
+    )
     above = np.maximum(z, 0.0)
     head = np.log(above * special.ndtr(above) + np.exp(-0.5 * above * above) / np.sqrt(2 * np.pi))
     return np.log(sd) + np.where(z < 0, tail, head)
@@ -207,8 +210,10 @@ def restore_family(payload: str) -> AcquisitionFamily:
     fam = pickle.loads(base64.b64decode(payload.encode("ascii")))
     if fam.name in _REGISTRY:
         if family_fingerprint(fam.name) != family_fingerprint(fam):
-            raise ValueError(f"acquisition family {fam.name!r} is registered with another definition than the one "
-                             "this configuration was made with")
+            raise ValueError(
+                f"acquisition family {fam.name!r} is registered with another definition than the one "
+                "this configuration was made with"
+            )
         return _REGISTRY[fam.name]
     return register_family(fam)
 

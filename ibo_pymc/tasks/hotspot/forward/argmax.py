@@ -142,8 +142,9 @@ class TableConfig:
 
         d = self.to_dict()
         d.pop("user_families", None)  # their code is in the fingerprints
-        payload = json.dumps({"format": TABLE_FORMAT, **d,
-                              "family_code": [family_fingerprint(f) for f in self.families]}, sort_keys=True)
+        payload = json.dumps(
+            {"format": TABLE_FORMAT, **d, "family_code": [family_fingerprint(f) for f in self.families]}, sort_keys=True
+        )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

@@ -68,7 +68,10 @@ class Variant:
         return values["tau_neg"], values["tau_pos"]
 
 
-VARIANTS = {v.name: v for v in (Variant("u", "u", ()), Variant("tau", "ũ", ("tau",)), Variant("tau_pm", "ũ±", ("tau_neg", "tau_pos")))}
+VARIANTS = {
+    v.name: v
+    for v in (Variant("u", "u", ()), Variant("tau", "ũ", ("tau",)), Variant("tau_pm", "ũ±", ("tau_neg", "tau_pos")))
+}
 #: the model names, in the paper's order
 MODELS = tuple(VARIANTS)
 
@@ -140,5 +143,15 @@ class ModelSpec:
         return {n: self.prior(n) for n in self.parameters}
 
 
-__all__ = ["MODELS", "PRIORS", "VARIANTS", "ModelSpec", "UniformPrior", "Variant", "get_variant", "log_density_unconstrained",
-           "prior_bounds", "tau_names"]
+__all__ = [
+    "MODELS",
+    "PRIORS",
+    "VARIANTS",
+    "ModelSpec",
+    "UniformPrior",
+    "Variant",
+    "get_variant",
+    "log_density_unconstrained",
+    "prior_bounds",
+    "tau_names",
+]

@@ -84,27 +84,51 @@ def assemble(sd, config, parameters, out: FitOutcome, rng_mix: np.random.Generat
     """The fit's :class:`arviz.InferenceData` (module docstring)."""
     import arviz as az
 
-    from ibo_pymc import __version__
-    from ibo_pymc.tasks.hotspot.forward.argmax import TABLE_FORMAT
-
-    comps = out.components
-    obs = sd.obs
     fams = sd.families
     C, D = out.cond["gamma"].shape[:2]
     family, params, shared = marginal_draws(sd, parameters, out, rng_mix)
     # pointwise log-likelihood of every family at every draw's parameters
-    ll = np.stack([parameters.loglik(sd, f, {"param": params[k], **shared}) for k, f in enumerate(fams)])  # (F, C, D, N)
+    ll = np.stack(
+        [parameters.loglik(sd, f, {"param": params[k], **shared}) for k, f in enumerate(fams)]
+    )  # (F, C, D, N)
     family_prob = np.moveaxis(softmax(ll.sum(-1), axis=0), 0, -1)  # (C, D, F)
     ll_draw = np.take_along_axis(ll, family[None, :, :, None], axis=0)[0]
-    # posterior predictive theta2 under each draw's family
-    ts = np.zeros((C, D, obs.n_rounds))
-    for k, f in enumerate(fams):
+    ppc = _predictive(sd, family, params, shared, rng_ppc)
+    chain, draw = np.arange(C), np.arange(D)
+    idata = az.InferenceData(
+        posterior=_posterior_group(sd, parameters, family, params, shared, family_prob),
+        conditional_posterior=_conditional_group(out, chain, draw),
+        **_round_groups(sd, ll_draw, ppc),
+        sample_stats=out.stats.assign_coords(chain=chain, draw=draw),
+        component_evidence=evidence_group(out, fams),
+    )
+    for g in idata.groups():
+        idata[g].attrs.update(_fit_attrs(sd, config, out))
+    lme = log_evidence(idata).loc["all"]
+    evidence_attrs = {
+        "log_evidence": float(lme["log_evidence"]),
+        "log_evidence_error": float(lme["error"]),
+        "log_evidence_method": "bridge sampling of each family's conditional posterior",
+    }
+    for g in idata.groups():
+        idata[g].attrs.update(evidence_attrs)
+    return idata
+
+
+def _predictive(sd, family, params: dict, shared: dict, rng: np.random.Generator) -> np.ndarray:
+    """Posterior predictive theta2 (chain, draw, round) under each draw's family."""
+    ts = np.zeros(family.shape + (sd.obs.n_rounds,))
+    for k, f in enumerate(sd.families):
         mask = family == k
         if mask.any():
             ts[mask] = pointwise.theta_star(sd, f, params[k][mask], shared["tau_neg"][mask], shared["tau_pos"][mask])
-    ppc = wc_mixture_random(ts, shared["gamma"][..., None], shared["w"][..., None], rng=rng_ppc)
+    return wc_mixture_random(ts, shared["gamma"][..., None], shared["w"][..., None], rng=rng)
 
-    chain, draw, rounds = np.arange(C), np.arange(D), np.asarray(obs.session_id)
+
+def _posterior_group(sd, parameters, family, params: dict, shared: dict, family_prob) -> xr.Dataset:
+    """The family-marginalised draws: each family's shape parameter, the shared ones, the family of each draw
+    and the Rao-Blackwellised ``family_prob``."""
+    fams = sd.families
     post = {get_family(f).var_name: (("chain", "draw"), params[k]) for k, f in enumerate(fams)}
     post["gamma"] = (("chain", "draw"), shared["gamma"])
     post["w"] = (("chain", "draw"), shared["w"])
@@ -113,56 +137,64 @@ def assemble(sd, config, parameters, out: FitOutcome, rng_mix: np.random.Generat
     # the family of each draw; named family_draw because "family" is the dim of family_prob
     post["family_draw"] = (("chain", "draw"), family.astype(np.int64), {"labels": ",".join(fams)})
     post["family_prob"] = (("chain", "draw", "family"), family_prob)
-    posterior = xr.Dataset(post, coords={"chain": chain, "draw": draw, "family": list(fams)})
+    C, D = family.shape
+    return xr.Dataset(post, coords={"chain": np.arange(C), "draw": np.arange(D), "family": list(fams)})
 
+
+def _conditional_group(out: FitOutcome, chain, draw) -> xr.Dataset:
     conditional = xr.Dataset(
         {n: (("chain", "draw", "component") if a.ndim == 3 else ("chain", "draw"), a) for n, a in out.cond.items()},
-        coords={"chain": chain, "draw": draw, "component": [c.label for c in comps]},
+        coords={"chain": chain, "draw": draw, "component": [c.label for c in out.components]},
     )
-    conditional.attrs["note"] = "NUTS draws of each component's conditional posterior p(params | theta2, family, stratum)"
+    conditional.attrs["note"] = (
+        "NUTS draws of each component's conditional posterior p(params | theta2, family, stratum)"
+    )
+    return conditional
 
-    rc = {"chain": chain, "draw": draw, "round": rounds}
-    log_lik = xr.Dataset({"theta2": (("chain", "draw", "round"), sd.to_subject_order(ll_draw))}, coords=rc)
-    ppc_ds = xr.Dataset({"theta2": (("chain", "draw", "round"), sd.to_subject_order(ppc))}, coords=rc)
-    obs_ds = xr.Dataset({"theta2": ("round", np.asarray(obs.theta2, float))}, coords={"round": rounds})
-    const = xr.Dataset(
-        {"delta_r1": ("round", np.asarray(obs.delta_r1, float)), "round_index": ("round", np.asarray(obs.round_index))},
-        coords={"round": rounds},
-    )
-    stats = out.stats.assign_coords(chain=chain, draw=draw)
-    idata = az.InferenceData(
-        posterior=posterior,
-        conditional_posterior=conditional,
-        log_likelihood=log_lik,
-        posterior_predictive=ppc_ds,
-        observed_data=obs_ds,
-        constant_data=const,
-        sample_stats=stats,
-        component_evidence=evidence_group(out, fams),
-    )
-    attrs = {
+
+def _round_groups(sd, ll_draw, ppc) -> dict[str, xr.Dataset]:
+    """The groups indexed by round, in the subject's order: ``log_likelihood``, ``posterior_predictive``,
+    ``observed_data``, ``constant_data``."""
+    obs = sd.obs
+    rounds = np.asarray(obs.session_id)
+    C, D = ll_draw.shape[:2]
+    rc = {"chain": np.arange(C), "draw": np.arange(D), "round": rounds}
+    return {
+        "log_likelihood": xr.Dataset({"theta2": (("chain", "draw", "round"), sd.to_subject_order(ll_draw))}, coords=rc),
+        "posterior_predictive": xr.Dataset(
+            {"theta2": (("chain", "draw", "round"), sd.to_subject_order(ppc))}, coords=rc
+        ),
+        "observed_data": xr.Dataset({"theta2": ("round", np.asarray(obs.theta2, float))}, coords={"round": rounds}),
+        "constant_data": xr.Dataset(
+            {
+                "delta_r1": ("round", np.asarray(obs.delta_r1, float)),
+                "round_index": ("round", np.asarray(obs.round_index)),
+            },
+            coords={"round": rounds},
+        ),
+    }
+
+
+def _fit_attrs(sd, config, out: FitOutcome) -> dict:
+    """What every group's attrs hold so that a saved file rebuilds its fit (module docstring)."""
+    from ibo_pymc import __version__
+    from ibo_pymc.tasks.hotspot.forward.argmax import TABLE_FORMAT
+
+    return {
         "ibo_pymc_format": FORMAT,
         "task": "hotspot",
         "observed": "theta2",
         "table_format": TABLE_FORMAT,
         "ibo_pymc_version": __version__,
-        "subject": int(obs.subject),
-        "user_id": int(obs.user_id),
+        "subject": int(sd.obs.subject),
+        "user_id": int(sd.obs.user_id),
         "model": config.model,
         "config": json.dumps(config.to_dict()),
         "config_hash": config.key(),
         "model_config_hash": config.model_key(),
         "thin": int(out.thin),
-        "components": json.dumps([c.to_dict() | {"label": c.label, "var_name": c.var_name} for c in comps]),
+        "components": json.dumps([c.to_dict() | {"label": c.label, "var_name": c.var_name} for c in out.components]),
     }
-    for g in idata.groups():
-        idata[g].attrs.update(attrs)
-    lme = log_evidence(idata).loc["all"]
-    evidence_attrs = {"log_evidence": float(lme["log_evidence"]), "log_evidence_error": float(lme["error"]),
-                      "log_evidence_method": "bridge sampling of each family's conditional posterior"}
-    for g in idata.groups():
-        idata[g].attrs.update(evidence_attrs)
-    return idata
 
 
 def _family_error(log_ev, evid, comps, family) -> float:
@@ -184,12 +216,19 @@ def evidence_group(out: FitOutcome, fams) -> xr.Dataset:
             "ess_bulk": ("component", np.array([diag[c.label]["ess_bulk"] for c in comps], float)),
             "ess_tail": ("component", np.array([diag[c.label]["ess_tail"] for c in comps], float)),
             "family_log_evidence": (
-                "family", np.array([logsumexp([v for c, v in zip(comps, log_ev) if c.family == f]) for f in fams], float)),
-            "family_log_evidence_error": ("family", np.array(
-                [_family_error(log_ev, evid, comps, f) for f in fams], float)),
+                "family",
+                np.array([logsumexp([v for c, v in zip(comps, log_ev) if c.family == f]) for f in fams], float),
+            ),
+            "family_log_evidence_error": (
+                "family",
+                np.array([_family_error(log_ev, evid, comps, f) for f in fams], float),
+            ),
             "family_probability": (
-                "family", np.bincount([list(fams).index(c.family) for c in comps], weights=out.probabilities,
-                                      minlength=len(fams)).astype(float)),
+                "family",
+                np.bincount(
+                    [list(fams).index(c.family) for c in comps], weights=out.probabilities, minlength=len(fams)
+                ).astype(float),
+            ),
         },
         coords={"component": [c.label for c in comps], "family": list(fams)},
     )

@@ -119,7 +119,12 @@ class Component:
         )
 
     def to_dict(self) -> dict:
-        return {"family": self.family, "limits": [list(v) for v in self.limits], "stratum": self.stratum, "n_strata": self.n_strata}
+        return {
+            "family": self.family,
+            "limits": [list(v) for v in self.limits],
+            "stratum": self.stratum,
+            "n_strata": self.n_strata,
+        }
 
 
 def whole_families(families) -> tuple[Component, ...]:
@@ -160,7 +165,9 @@ class SubjectData:
             n_neg = 0
         rt = RoundTables.from_tables(tables, d[order], families)
         if not variant.augmented:  # tau = 0 is the first tau node
-            rt = RoundTables(rt.families, np.ascontiguousarray(rt.values[:, :, :1]), rt.param_lo, rt.param_step, rt.tau_step, 1)
+            rt = RoundTables(
+                rt.families, np.ascontiguousarray(rt.values[:, :, :1]), rt.param_lo, rt.param_step, rt.tau_step, 1
+            )
         return cls(obs=obs, model=model, rt=rt, order=order, n_neg=n_neg)
 
     @property

@@ -255,5 +255,13 @@ def compile_model(sd: SubjectData, layout: str = "stacked", components=None):
         rng = np.random.default_rng(seed)
         return rng.uniform(-2.0, 2.0, size=n_dim)
 
-    return compiled_nutpie_model(_logp_cfunc, _expand_cfunc, buf, names, shapes, initial_point, dims=dims,
-                                 coords={"component": pd.Index([c.label for c in components])})
+    return compiled_nutpie_model(
+        _logp_cfunc,
+        _expand_cfunc,
+        buf,
+        names,
+        shapes,
+        initial_point,
+        dims=dims,
+        coords={"component": pd.Index([c.label for c in components])},
+    )

@@ -12,9 +12,9 @@
 :class:`FitConfig` is the engine's configuration
 (:class:`~ibo_pymc.engine.config.EngineConfig`, the option names every task shares) with the model part
 added; the three parts are views of it (``cfg.sampler_config``), and it is built from flat settings,
-``FitConfig(model="tau", draws=2000)``, or from the parts (:meth:`FitConfig.from_parts`). It is saved with every fit (NetCDF attrs ``config``, with
-the hashes ``config_hash`` of the whole and ``model_config_hash`` of the model
-part), so a saved fit is rebuilt exactly and never reused for another
+``FitConfig(model="tau", draws=2000)``, or from the parts (:meth:`FitConfig.from_parts`). It is saved
+with every fit (NetCDF attrs ``config``, with the hashes ``config_hash`` of the whole and
+``model_config_hash`` of the model part), so a saved fit is rebuilt exactly and never reused for another
 configuration.
 """
 
@@ -82,7 +82,9 @@ class SamplerConfig:
 
     def __post_init__(self):
         if self.sampler not in SAMPLERS:
-            raise InputError(f"unknown sampler {self.sampler!r}; expected one of {', '.join(SAMPLERS)}", field="sampler")
+            raise InputError(
+                f"unknown sampler {self.sampler!r}; expected one of {', '.join(SAMPLERS)}", field="sampler"
+            )
         for name in ("draws", "tune", "chains"):
             _check_count(name, getattr(self, name), minimum=0 if name == "tune" else 1)
         if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
@@ -106,7 +108,9 @@ class ConvergencePolicy:
 
 def _check_count(name: str, v, minimum: int) -> None:
     if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < minimum:
-        raise InputError(f"{name} must be a{' positive' if minimum else ' non-negative'} integer, got {v!r}", field=name)
+        raise InputError(
+            f"{name} must be a{' positive' if minimum else ' non-negative'} integer, got {v!r}", field=name
+        )
 
 
 #: settings of the engine's configuration that the hotspot task's joint sampling does not use, at the only
@@ -114,8 +118,21 @@ def _check_count(name: str, v, minimum: int) -> None:
 _NOT_USED = {"target_accept": 0.8, "mass_matrix": "diag", "rhat_decimals": None, "screen": math.inf}
 #: the order of the settings in the hash (:meth:`FitConfig.key`), the one the fits saved since the first
 #: release recorded
-_KEY_ORDER = ("model", "draws", "tune", "chains", "seed", "sampler", "cores", "target_rhat", "min_ess", "max_thin",
-              "max_strata", "relevance", "tables")
+_KEY_ORDER = (
+    "model",
+    "draws",
+    "tune",
+    "chains",
+    "seed",
+    "sampler",
+    "cores",
+    "target_rhat",
+    "min_ess",
+    "max_thin",
+    "max_strata",
+    "relevance",
+    "tables",
+)
 
 
 @dataclass(frozen=True)
@@ -143,19 +160,34 @@ class FitConfig(EngineConfig):
             raise InputError(f"expected a TableConfig, got {type(self.tables).__name__}", field="tables")
         for name, value in _NOT_USED.items():
             if getattr(self, name) != value:
-                raise InputError(f"does not apply to the hotspot task (its joint sampling has no such setting); "
-                                 f"expected {value!r}, got {getattr(self, name)!r}", field=name)
+                raise InputError(
+                    f"does not apply to the hotspot task (its joint sampling has no such setting); "
+                    f"expected {value!r}, got {getattr(self, name)!r}",
+                    field=name,
+                )
 
     @classmethod
-    def from_parts(cls, model_config: ModelConfig | None = None, sampler_config: SamplerConfig | None = None,
-                   convergence: ConvergencePolicy | None = None, **settings) -> FitConfig:
+    def from_parts(
+        cls,
+        model_config: ModelConfig | None = None,
+        sampler_config: SamplerConfig | None = None,
+        convergence: ConvergencePolicy | None = None,
+        **settings,
+    ) -> FitConfig:
         """From the three parts (each default when None), with flat settings on top."""
         flat = {}
-        for part, kind in ((model_config, ModelConfig), (sampler_config, SamplerConfig), (convergence, ConvergencePolicy)):
+        for part, kind in (
+            (model_config, ModelConfig),
+            (sampler_config, SamplerConfig),
+            (convergence, ConvergencePolicy),
+        ):
             if part is not None and not isinstance(part, kind):
                 raise InputError(f"expected a {kind.__name__}, got {type(part).__name__}", field=kind.__name__)
-            flat.update(dataclasses.asdict(part or kind()) if kind is not ModelConfig else
-                        {"model": (part or kind()).model, "tables": (part or kind()).tables})
+            flat.update(
+                dataclasses.asdict(part or kind())
+                if kind is not ModelConfig
+                else {"model": (part or kind()).model, "tables": (part or kind()).tables}
+            )
         return cls(**{**flat, **settings})
 
     @property
@@ -180,8 +212,11 @@ class FitConfig(EngineConfig):
 
     def to_dict(self) -> dict:
         """The three parts as nested dicts (what a saved fit stores)."""
-        return {"model": self.model_config.to_dict(), "sampler": dataclasses.asdict(self.sampler_config),
-                "convergence": dataclasses.asdict(self.convergence)}
+        return {
+            "model": self.model_config.to_dict(),
+            "sampler": dataclasses.asdict(self.sampler_config),
+            "convergence": dataclasses.asdict(self.convergence),
+        }
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
@@ -201,8 +236,9 @@ class FitConfig(EngineConfig):
     def from_dict(cls, d: dict) -> FitConfig:
         """From :meth:`to_dict`, or from the flat dict fits saved before the split."""
         if "sampler" in d and isinstance(d.get("model"), dict):
-            return cls.from_parts(ModelConfig.from_dict(d["model"]), SamplerConfig(**d["sampler"]),
-                                  ConvergencePolicy(**d["convergence"]))
+            return cls.from_parts(
+                ModelConfig.from_dict(d["model"]), SamplerConfig(**d["sampler"]), ConvergencePolicy(**d["convergence"])
+            )
         d = dict(d)
         d["tables"] = TableConfig.from_dict(d["tables"])
         return cls(**d)

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from ibo_pymc.engine.config import HDI_PROB
 from ibo_pymc.engine.results import component_table
 from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
 from ibo_pymc.tasks.hotspot.forward.variants import tau_names
@@ -58,7 +59,9 @@ def diagnostics(idata) -> pd.DataFrame:
     for v in names:
         if "family" in post[v].dims:
             for f in post["family"].values:
-                rows.append((f"{v}[{f}]", float(rh[v].sel(family=f)), float(eb[v].sel(family=f)), float(et[v].sel(family=f))))
+                rows.append(
+                    (f"{v}[{f}]", float(rh[v].sel(family=f)), float(eb[v].sel(family=f)), float(et[v].sel(family=f)))
+                )
         else:
             rows.append((v, float(rh[v]), float(eb[v]), float(et[v])))
     df = pd.DataFrame(rows, columns=["quantity", "r_hat", "ess_bulk", "ess_tail"]).set_index("quantity")
@@ -80,7 +83,7 @@ def diagnostics(idata) -> pd.DataFrame:
     return df
 
 
-def summary(idata, hdi_prob: float = 0.95) -> pd.DataFrame:
+def summary(idata, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
     """Per component (a family, or a stratum of one): probability and the conditional
     posterior mean, sd and HDI of each parameter."""
     import arviz as az

@@ -178,7 +178,9 @@ def fine_grid_family(
             tv = grid[tname] if tname else np.zeros(1)
             P, K = len(grid["param"]), len(tv)
             ts = lookup_numpy(sd.rt, family, grid["param"][:, None], tv[None, :], rounds)  # (P, K, n)
-            L = _grid_loglik(np.ascontiguousarray(ts.reshape(P * K, -1)), sx[rounds], cx[rounds], grid["gamma"], grid["w"])
+            L = _grid_loglik(
+                np.ascontiguousarray(ts.reshape(P * K, -1)), sx[rounds], cx[rounds], grid["gamma"], grid["w"]
+            )
             L = L.reshape(P, K, len(grid["gamma"]), len(grid["w"]))
             if tname:
                 lt = _lse(L, axis=1)

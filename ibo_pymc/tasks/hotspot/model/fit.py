@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ibo_pymc.engine.config import HDI_PROB
 from ibo_pymc.engine.model import IBOModelBase
 from ibo_pymc.errors import InputError
 from ibo_pymc.io import write_fit
@@ -79,9 +80,11 @@ class IBOModel(IBOModelBase):
     """Inverse Bayesian optimisation for one subject of the hotspot task: build, fit, summarise, LOO, plot,
     save, load.
 
-    >>> m = IBOModel(data.observations(28), model="tau_pm", seed=1)   # doctest: +SKIP
-    >>> idata = m.fit()                                                # doctest: +SKIP
-    >>> m.family_probabilities(); m.loo(); m.plot()                    # doctest: +SKIP
+    >>> m = IBOModel(data.observations(28), model="tau_pm", seed=1)  # doctest: +SKIP
+    >>> idata = m.fit()  # doctest: +SKIP
+    >>> m.family_probabilities()
+    ... m.loo()
+    ... m.plot()  # doctest: +SKIP
 
     A model of the base class (:class:`~ibo_pymc.engine.model.IBOModelBase`): the fit (the engine's loop on
     this task's joint plan), ``loo()`` (the engine's reliable LOO over rounds), ``fit_or_load`` and the refits
@@ -94,8 +97,15 @@ class IBOModel(IBOModelBase):
     several subjects instead (the engine's :class:`~ibo_pymc.engine.hierarchical.HierarchicalModel`).
     """
 
-    def __init__(self, observations: SubjectObservations, model: str | None = None, config: FitConfig | None = None, *,
-                 hierarchical: bool = False, **kw):  # hierarchical=True: the base class builds the hierarchical model
+    def __init__(
+        self,
+        observations: SubjectObservations,
+        model: str | None = None,
+        config: FitConfig | None = None,
+        *,
+        hierarchical: bool = False,
+        **kw,
+    ):  # hierarchical=True: the base class builds the hierarchical model
         """``model`` and keyword settings (draws, seed, ...) override ``config`` (default ``FitConfig()``)."""
         if model is not None:
             kw["model"] = model
@@ -153,8 +163,9 @@ class IBOModel(IBOModelBase):
 
     def assemble(self, plan, comps, fits, probabilities):
         """The InferenceData of the hotspot schema (:mod:`~ibo_pymc.tasks.hotspot.model.assembly`)."""
-        return assemble(self.sd, self.config, self.parameters, plan.outcome(comps, probabilities),
-                        *plan.assembly_rngs())
+        return assemble(
+            self.sd, self.config, self.parameters, plan.outcome(comps, probabilities), *plan.assembly_rngs()
+        )
 
     # --- what the engine's exact leave-one-round-out refits (ibo_pymc.engine.loo.UnitRefit) call ----------
 
@@ -195,15 +206,15 @@ class IBOModel(IBOModelBase):
         """R-hat, bulk/tail ESS per posterior variable, and divergences (see :func:`diagnostics`)."""
         return diagnostics(self._need_fit())
 
-    def summary(self, hdi_prob: float = 0.95) -> pd.DataFrame:
+    def summary(self, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
         """Posterior summary of the continuous parameters given each family (conditional draws)."""
         return summary(self._need_fit(), hdi_prob=hdi_prob)
 
-    def report(self, elapsed: float | None = None) -> str:
+    def report(self, elapsed: float | None = None, hdi_prob: float = HDI_PROB) -> str:
         """The fit in words, as ``ibo-sample`` prints it (:func:`ibo_pymc.tasks.hotspot.model.report.fit_report`)."""
         from ibo_pymc.tasks.hotspot.model.report import fit_report
 
-        return fit_report(self, elapsed)
+        return fit_report(self, elapsed, hdi_prob)
 
     # --- persistence -----------------------------------------------------------------------
     @property
@@ -249,13 +260,15 @@ class IBOModel(IBOModelBase):
         except (KeyError, ValueError, TypeError) as exc:
             raise InputError(f"malformed ibo-pymc fit ({exc})", path=path, field="config") from None
         if expected is not None and expected.key() != saved.key():
-            raise InputError(f"fitted with another configuration (hash {saved.key()}, expected {expected.key()}: "
-                             f"{config_difference(saved, expected)}); fit again or load it without a configuration",
-                             path=path, field="config")
+            raise InputError(
+                f"fitted with another configuration (hash {saved.key()}, expected {expected.key()}: "
+                f"{config_difference(saved, expected)}); fit again or load it without a configuration",
+                path=path,
+                field="config",
+            )
         m = cls(obs, config=saved)
         m.idata = idata
         return m
-
 
 
 def _rebuild(obs, config, idata) -> IBOModel:
@@ -264,5 +277,15 @@ def _rebuild(obs, config, idata) -> IBOModel:
     return m
 
 
-__all__ = ["FORMAT", "SAMPLERS", "ConvergencePolicy", "FitConfig", "IBOModel", "ModelConfig", "SamplerConfig", "diagnostics",
-           "fit_file_name", "summary"]
+__all__ = [
+    "FORMAT",
+    "SAMPLERS",
+    "ConvergencePolicy",
+    "FitConfig",
+    "IBOModel",
+    "ModelConfig",
+    "SamplerConfig",
+    "diagnostics",
+    "fit_file_name",
+    "summary",
+]

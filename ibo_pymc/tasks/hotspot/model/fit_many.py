@@ -73,7 +73,8 @@ class CohortFits:
 def same_rounds(a: SubjectObservations, b: SubjectObservations) -> bool:
     """Whether two subjects' data are the same rounds with the same moves."""
     return np.array_equal(np.asarray(a.session_id), np.asarray(b.session_id)) and np.allclose(
-        np.asarray(a.theta2, float), np.asarray(b.theta2, float), rtol=0, atol=1e-12)
+        np.asarray(a.theta2, float), np.asarray(b.theta2, float), rtol=0, atol=1e-12
+    )
 
 
 def load_if_current(path, obs: SubjectObservations, config: FitConfig, *, any_settings: bool = False):
@@ -123,7 +124,8 @@ def sweep_partial(jobs, folder) -> int:
 
 
 def _visible_to_workers(executor, folder: Path) -> bool:
-    """Whether the executor's workers see ``folder`` (this process, a local pool or cluster, or a shared file system)."""
+    """Whether the executor's workers see ``folder`` (this process, a local pool or cluster, or a shared file
+    system)."""
     import uuid
 
     from ibo_pymc.execution.runner import is_dask_client, materialize
@@ -145,8 +147,9 @@ def _visible_to_workers(executor, folder: Path) -> bool:
         marker.unlink(missing_ok=True)
 
 
-def fit_cohort(jobs, folder, *, executor=None, cores: int | None = None, progress=None, log=None,
-               write_on: str | None = None) -> CohortFits:
+def fit_cohort(
+    jobs, folder, *, executor=None, cores: int | None = None, progress=None, log=None, write_on: str | None = None
+) -> CohortFits:
     """Fit every :class:`FitJob` (or reuse its saved fit) and save each fit in ``folder`` as it completes.
 
     ``executor``: None (this process), a ``distributed.Client`` or a
@@ -202,7 +205,8 @@ def fit_cohort(jobs, folder, *, executor=None, cores: int | None = None, progres
 
 
 def cohort_jobs(data, subjects, models, config: FitConfig | None = None, *, split=None) -> list[FitJob]:
-    """The jobs of a cohort: every subject under every model (and, with ``split``, on its training rounds, tag ``-train``)."""
+    """The jobs of a cohort: every subject under every model (and, with ``split``, on its training rounds, tag
+    ``-train``)."""
     config = config or FitConfig()
     jobs = []
     for s in subjects:

@@ -71,9 +71,15 @@ def generative_model(obs, model: str = "tau_pm", *, tables=None, marginalized: b
         curves = []
         for k, p in enumerate(params):
             Tk = pt.constant(T[k])
-            kw = {"param_lo": float(rt.param_lo[k]), "param_step": float(rt.param_step[k]), "tau_step": float(rt.tau_step)}
+            kw = {
+                "param_lo": float(rt.param_lo[k]),
+                "param_step": float(rt.param_step[k]),
+                "tau_step": float(rt.tau_step),
+            }
             pos = lookup_pytensor(Tk, p, tau_pos, **kw)
-            curves.append(pos if not variant.split_by_sign else pt.switch(neg, lookup_pytensor(Tk, p, tau_neg, **kw), pos))
+            curves.append(
+                pos if not variant.split_by_sign else pt.switch(neg, lookup_pytensor(Tk, p, tau_neg, **kw), pos)
+            )
         theta_star = pt.stack(curves)[family]  # no Deterministic: marginalize refuses dependents of the family
         WrappedCauchyMixture("theta2", theta_star, gamma, w, observed=np.asarray(sd.obs.theta2, float), dims="round")
     if marginalized:
@@ -114,9 +120,12 @@ def _observations(idata):
     post = idata.posterior
     const = idata.constant_data
     return SubjectObservations(
-        subject=int(post.attrs["subject"]), user_id=int(post.attrs.get("user_id", post.attrs["subject"])),
-        session_id=np.asarray(const["round"].values), round_index=np.asarray(const["round_index"].values),
-        delta_r1=np.asarray(const["delta_r1"].values, float), theta2=np.asarray(idata.observed_data["theta2"].values, float),
+        subject=int(post.attrs["subject"]),
+        user_id=int(post.attrs.get("user_id", post.attrs["subject"])),
+        session_id=np.asarray(const["round"].values),
+        round_index=np.asarray(const["round_index"].values),
+        delta_r1=np.asarray(const["delta_r1"].values, float),
+        theta2=np.asarray(idata.observed_data["theta2"].values, float),
     )
 
 
@@ -129,8 +138,9 @@ def family_probabilities(idata, *, tables=None):
 
     m = generative_model(_observations(idata), idata.posterior.attrs["model"], tables=tables)
     free = [v.name for v in m.free_RVs]
-    out = recover_marginals(az.InferenceData(posterior=idata.posterior[free]), model=m, return_samples=False,
-                            extend_inferencedata=False)
+    out = recover_marginals(
+        az.InferenceData(posterior=idata.posterior[free]), model=m, return_samples=False, extend_inferencedata=False
+    )
     lp = out["lp_family"]
     fams = m.coords["family"]
     return np.exp(lp.rename({lp.dims[-1]: "family"}).assign_coords(family=list(fams))).rename("family_prob")
@@ -151,6 +161,7 @@ def posterior_predictive(idata, *, tables=None, random_seed=None):
     free = [v.name for v in m.free_RVs if v.name != "family"]
     trace = post[free].assign(family=post["family_draw"])
     with m:
-        pp = pm.sample_posterior_predictive(az.InferenceData(posterior=trace), var_names=["theta2"],
-                                        random_seed=random_seed, progressbar=False)
+        pp = pm.sample_posterior_predictive(
+            az.InferenceData(posterior=trace), var_names=["theta2"], random_seed=random_seed, progressbar=False
+        )
     return pp.posterior_predictive["theta2"]

@@ -44,5 +44,15 @@ def subject_draws(fit, n_draws: int = 500, *, drop_below: float = 40.0) -> Subje
     priors = fit.priors(fams[0])
     shared = tuple(p.model_name(key) for key in keys[1:])
     shape = tuple(next((n, pr) for n, pr in fit.priors(f).items() if n not in shared) for f in fams)
-    return SubjectDraws(int(fit.obs.subject), fit.config.model, fams, np.array(fam_idx), np.array(logev),
-                        np.stack([z[:S] for z in zs]), ("param", *shared), fit, tuple(priors[n] for n in shared), shape)
+    return SubjectDraws(
+        int(fit.obs.subject),
+        fit.config.model,
+        fams,
+        np.array(fam_idx),
+        np.array(logev),
+        np.stack([z[:S] for z in zs]),
+        ("param", *shared),
+        fit,
+        tuple(priors[n] for n in shared),
+        shape,
+    )

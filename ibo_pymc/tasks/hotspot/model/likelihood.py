@@ -13,8 +13,14 @@ from ibo_pymc.tasks.hotspot.kernel import logpdf as wc_mixture_logp_numpy
 from ibo_pymc.tasks.hotspot.kernel import logpdf_pt as wc_mixture_logp
 from ibo_pymc.tasks.hotspot.kernel import random as wc_mixture_random
 
-__all__ = ["LOG_4PI", "WrappedCauchyMixture", "wc_mixture_logp", "wc_mixture_logp_numpy", "wc_mixture_random",
-           "wrapped_cauchy_mixture_dist"]
+__all__ = [
+    "LOG_4PI",
+    "WrappedCauchyMixture",
+    "wc_mixture_logp",
+    "wc_mixture_logp_numpy",
+    "wc_mixture_random",
+    "wrapped_cauchy_mixture_dist",
+]
 
 
 def WrappedCauchyMixture(name: str, theta_star, gamma, w, **kwargs):

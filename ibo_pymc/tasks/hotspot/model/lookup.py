@@ -56,7 +56,10 @@ class RoundTables:
         values = v[..., i] * (1.0 - f) + v[..., i + 1] * f
         pm = cfg.param_matrix[fidx]
         tau = cfg.tau
-        if not (np.allclose(np.diff(pm, axis=1), (pm[:, 1] - pm[:, 0])[:, None]) and np.allclose(np.diff(tau), tau[1] - tau[0] if len(tau) > 1 else 0)):
+        if not (
+            np.allclose(np.diff(pm, axis=1), (pm[:, 1] - pm[:, 0])[:, None])
+            and np.allclose(np.diff(tau), tau[1] - tau[0] if len(tau) > 1 else 0)
+        ):
             raise ValueError("the lookup needs uniform parameter and tau grids")
         return cls(
             families=families,
@@ -101,9 +104,8 @@ def lookup_numpy(rt: RoundTables, family: str, param, tau, rounds=None) -> np.nd
         it, wt = _knot(t, 0.0, rt.tau_step, rt.n_tau, np)
         it = it.astype(int)
     wp, wt = wp[..., None], wt[..., None]
-    return (
-        (1 - wp) * ((1 - wt) * T[ip, it] + wt * T[ip, it + 1])
-        + wp * ((1 - wt) * T[ip + 1, it] + wt * T[ip + 1, it + 1])
+    return (1 - wp) * ((1 - wt) * T[ip, it] + wt * T[ip, it + 1]) + wp * (
+        (1 - wt) * T[ip + 1, it] + wt * T[ip + 1, it + 1]
     )
 
 

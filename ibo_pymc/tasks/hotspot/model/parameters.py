@@ -48,7 +48,8 @@ class ComponentParameters:
         return d
 
     def draws(self, comps, cond: dict, k: int) -> dict:
-        """Constrained draws (chain, draw) of component ``k``'s conditional posterior from the stacked draws ``cond``."""
+        """Constrained draws (chain, draw) of component ``k``'s conditional posterior from the stacked draws
+        ``cond``."""
         out = {"param": cond[comps[k].var_name], "gamma": cond["gamma"][..., k], "w": cond["w"][..., k]}
         for name in self.variant.taus:
             out[internal_name(name)] = cond[name][..., k]

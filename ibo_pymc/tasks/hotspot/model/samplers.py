@@ -38,8 +38,16 @@ def sample_pymc(sd, comps, inits, *, draws, tune, chains, cores, seed, progress,
     rng = np.random.default_rng(seed)
     initvals = [constrain(inits[rng.integers(len(inits))]) for _ in range(chains)]
     with m:
-        tr = pm.sample(draws, tune=tune, chains=chains, cores=cores, random_seed=seed, initvals=initvals,
-                       progressbar=progress, compute_convergence_checks=False)
+        tr = pm.sample(
+            draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            random_seed=seed,
+            initvals=initvals,
+            progressbar=progress,
+            compute_convergence_checks=False,
+        )
     return tr.posterior, tr.sample_stats
 
 

@@ -47,8 +47,13 @@ class JointSampling(SamplingPlan):
         cfg = model.config
         self.s_init, s_sampler, self.s_bridge, self.s_mix, self.s_ppc = np.random.SeedSequence(cfg.seed).spawn(5)
         self.sampler_seed = int(s_sampler.generate_state(1, np.uint32)[0])
-        self.grid = fit_paper_grid(model.obs.delta_r1, model.obs.theta2, cfg.model,
-                                   config=PaperGridConfig(tables=cfg.tables), tables=model.tables)
+        self.grid = fit_paper_grid(
+            model.obs.delta_r1,
+            model.obs.theta2,
+            cfg.model,
+            config=PaperGridConfig(tables=cfg.tables),
+            tables=model.tables,
+        )
 
     # --- the engine's questions --------------------------------------------------------------------
     def components(self) -> list:
@@ -71,12 +76,15 @@ class JointSampling(SamplingPlan):
         self.stats = stats.isel(draw=slice(t - 1, None, t))
         self.thin = t
         self.diagnostics = conditional_diagnostics(m.parameters, comps, self.cond)
-        return {k: ComponentFit(c, c.family, c.label, (), None, None, t, **self.diagnostics[c.label])
-                for k, c in enumerate(comps)}
+        return {
+            k: ComponentFit(c, c.family, c.label, (), None, None, t, **self.diagnostics[c.label])
+            for k, c in enumerate(comps)
+        }
 
     def evidences(self, comps, fits, todo):
-        self.evidence = component_evidences(self.model.sd, self.model.parameters, comps, self.cond,
-                                            np.random.default_rng(self.s_bridge))
+        self.evidence = component_evidences(
+            self.model.sd, self.model.parameters, comps, self.cond, np.random.default_rng(self.s_bridge)
+        )
         for f, e in zip(fits, self.evidence):
             f.log_evidence, f.rel_error = e.log_evidence, e.rel_error
 
@@ -84,14 +92,16 @@ class JointSampling(SamplingPlan):
         p = self.model.parameters
         d = p.draws(comps, self.cond, i)
         cols = p.columns(comps[i])
-        found = split_point({p.model_name(key): d[key] for key, _, _ in cols},
-                            {p.model_name(key): (lo, hi) for key, lo, hi in cols})
+        found = split_point(
+            {p.model_name(key): d[key] for key, _, _ in cols}, {p.model_name(key): (lo, hi) for key, lo, hi in cols}
+        )
         return None if found is None else split_component(comps, i, *found)
 
     # --- what the hotspot assembly takes -------------------------------------------------------------
     def outcome(self, comps, probabilities) -> FitOutcome:
-        return FitOutcome(tuple(comps), self.cond, self.stats, self.evidence, probabilities, self.diagnostics,
-                          self.thin)
+        return FitOutcome(
+            tuple(comps), self.cond, self.stats, self.evidence, probabilities, self.diagnostics, self.thin
+        )
 
     def assembly_rngs(self) -> tuple[np.random.Generator, np.random.Generator]:
         """The mixing's and the posterior predictive's generators."""
@@ -135,13 +145,24 @@ class JointSampling(SamplingPlan):
         m, cfg = self.model, self.model.config
         cores = self.cores or cfg.cores or min(cfg.chains, os.cpu_count() or 1)
         post, stats = BACKENDS[cfg.sampler](
-            m.sd, comps, inits, draws=draws, tune=cfg.tune, chains=cfg.chains, cores=cores, seed=self.sampler_seed,
-            progress=self.progress, constrain=lambda z: self._constrain(comps, z),
+            m.sd,
+            comps,
+            inits,
+            draws=draws,
+            tune=cfg.tune,
+            chains=cfg.chains,
+            cores=cores,
+            seed=self.sampler_seed,
+            progress=self.progress,
+            constrain=lambda z: self._constrain(comps, z),
         )
         names = [b.name for b in self._blocks(comps)]
         cond = {n: np.asarray(post[n].values, float) for n in names}
-        if (post.sizes["draw"] < draws or post.sizes["chain"] < cfg.chains
-                or not all(np.isfinite(v).all() for v in cond.values())):
+        if (
+            post.sizes["draw"] < draws
+            or post.sizes["chain"] < cfg.chains
+            or not all(np.isfinite(v).all() for v in cond.values())
+        ):
             # on Ctrl-C nutpie and pm.sample stop and return what they have (nutpie pads with NaN): never keep that
             raise KeyboardInterrupt("sampling was interrupted")
         keep = [v for v in stats.data_vars if set(stats[v].dims) <= {"chain", "draw"}]
@@ -155,7 +176,9 @@ class JointSampling(SamplingPlan):
         """A stacked-layout unconstrained point as PyMC initial values."""
         out, j = {}, 0
         for b in self._blocks(comps):
-            v = np.array([UniformPrior(lo, hi).from_unconstrained(x) for lo, hi, x in zip(b.lo, b.hi, z[j : j + b.size])])
+            v = np.array(
+                [UniformPrior(lo, hi).from_unconstrained(x) for lo, hi, x in zip(b.lo, b.hi, z[j : j + b.size])]
+            )
             out[b.name] = float(v[0]) if b.size == 1 else v
             j += b.size
         return out

@@ -310,27 +310,20 @@ def fit_paper_grid(
     tables: ArgmaxTables | None = None,
     subject: int | None = None,
 ) -> PaperGridFit:
-    """Grid posterior and EM mixture weight for one subject's (training) rounds."""
+    """Grid posterior and EM mixture weight for one subject's (training) rounds.
+
+    EM alternates the grid's MAP cell (ties broken as the paper's code does) with each round's responsibility
+    of the right-turn component, from responsibilities 0.5 until they move less than ``config.em_tol`` in all
+    (or ``config.em_max_passes``); the posterior is the last pass's grid log-likelihood.
+    """
     variant = get_variant(model)
-    model = variant.name
     config = config or PaperGridConfig()
     tables = tables or load_tables(config.tables)
-    tc = tables.config
     d = np.asarray(delta_r1, float)
     x = np.asarray(theta2, float)
-    gamma = config.gamma
-    F, P = tables.values.shape[:2]
-    taus = tc.tau
-    fam_rank = _tie_ranks(tc.families)
-
-    if not variant.augmented:
-        zero = int(np.argmin(np.abs(taus)))
-        tau_idx = np.array([zero])
-    else:
-        tau_idx = np.arange(len(taus))
-    K = len(tau_idx)
-    tau_rank = -tau_idx.astype(float)  # larger tau first on ties
-
+    taus = tables.config.tau
+    # the unaugmented model has tau = 0 only
+    tau_idx = np.arange(len(taus)) if variant.augmented else np.array([int(np.argmin(np.abs(taus)))])
     if variant.split_by_sign:
         neg = d < 0
         halves = {"neg": _Half(tables, tau_idx, d[neg], x[neg]), "pos": _Half(tables, tau_idx, d[~neg], x[~neg])}
@@ -340,86 +333,96 @@ def fit_paper_grid(
     weights = {h: np.full(half.n, 0.5) for h, half in halves.items()}
     new = {h: w.copy() for h, w in weights.items()}
     passes = 0
-    G = len(gamma)
     while passes == 0 or (
         sum(np.abs(new[h] - weights[h]).sum() for h in halves) >= config.em_tol and passes < config.em_max_passes
     ):
-        weights = {h: w.copy() for h, w in new.items()}
-        L = {h: halves[h].loglik(gamma, weights[h]).reshape(F, P, K, G) for h in halves}
-        if variant.split_by_sign:
-            f, p, kn, kp, g = _map_joint(L["neg"], L["pos"], fam_rank, tau_rank)
-            cell_neg = np.ravel_multi_index((f, p, kn), (F, P, K))
-            cell_pos = np.ravel_multi_index((f, p, kp), (F, P, K))
-            new = {
-                "neg": halves["neg"].responsibilities(cell_neg, gamma[g]),
-                "pos": halves["pos"].responsibilities(cell_pos, gamma[g]),
-            }
-            map_idx = (f, p, kn, kp, g)
-            map_ll = float(L["neg"][f, p, kn, g] + L["pos"][f, p, kp, g])
-        else:
-            ll_full = L["all"]
-            keys = [
-                np.broadcast_to(fam_rank[:, None, None, None], ll_full.shape),
-                np.broadcast_to(tau_rank[None, None, :, None], ll_full.shape),
-                np.broadcast_to(np.arange(P)[None, :, None, None], ll_full.shape),
-                np.broadcast_to(np.arange(G)[None, None, None, :], ll_full.shape),
-            ]
-            f, p, k, g = _pick_ordered(ll_full, keys)
-            new = {"all": halves["all"].responsibilities(np.ravel_multi_index((f, p, k), (F, P, K)), gamma[g])}
-            map_idx = (f, p, k, g)
-            map_ll = float(ll_full[map_idx])
+        weights = new
+        L, new, map_idx, map_ll = _em_pass(halves, weights, tables, tau_idx, config.gamma, variant.split_by_sign)
         passes += 1
 
-    fam = tc.families[map_idx[0]]
-    params = tables.config.params(fam)
-    if variant.split_by_sign:
-        tn, tp = taus[tau_idx[map_idx[2]]], taus[tau_idx[map_idx[3]]]
-        g = map_idx[4]
-    elif variant.augmented:
-        tn = tp = taus[tau_idx[map_idx[2]]]
-        g = map_idx[3]
-    else:
-        tn = tp = 0.0
-        g = map_idx[3]
     all_new = np.concatenate([new[h] for h in halves]) if len(d) else np.zeros(0)
     w_em = float(all_new.mean()) if len(all_new) else 0.5
     w_half = {h: (float(new[h].mean()) if len(new[h]) else 0.5) for h in halves}
-    map_cell = {
-        "family": fam,
-        "param": float(params[map_idx[1]]),
-        "param_name": get_family(fam).param_name,
-        "tau_neg": float(tn),
-        "tau_pos": float(tp),
-        "gamma": float(gamma[g]),
-        "loglik": map_ll,
-    }
-    coords = {
-        "family": list(tc.families),
-        "param_index": np.arange(P),
-        "param": (("family", "param_index"), tc.param_matrix),
-        "gamma": gamma,
-    }
-    if variant.split_by_sign:
-        dims = ("family", "param_index", "tau_neg", "tau_pos", "gamma")
-        coords.update(tau_neg=taus[tau_idx], tau_pos=taus[tau_idx])
-    else:
-        dims = ("family", "param_index", "tau", "gamma")
-        coords.update(tau=taus[tau_idx])
-    attrs = {"model": model, "subject": -1 if subject is None else subject}
+    dims, coords = _grid_coords(tables, tau_idx, config.gamma, variant.split_by_sign)
     return PaperGridFit(
-        model=model,
+        model=variant.name,
         subject=subject,
         config=config,
         dims=dims,
         coords=coords,
-        attrs=attrs,
+        attrs={"model": variant.name, "subject": -1 if subject is None else subject},
         parts=L,
-        map=map_cell,
+        map=_map_cell(tables, variant, tau_idx, config.gamma, map_idx, map_ll),
         w_em=w_em,
         w_em_half=w_half if variant.split_by_sign else {"neg": w_em, "pos": w_em},
         em_passes=passes,
         tables=tables,
     )
+
+
+def _em_pass(halves: dict, weights: dict, tables: ArgmaxTables, tau_idx, gamma, split_by_sign: bool):
+    """One EM pass: the grid log-likelihood of each half at these responsibilities, its MAP cell (grid indices)
+    and log-likelihood, and the responsibilities under that cell."""
+    F, P = tables.values.shape[:2]
+    K, G = len(tau_idx), len(gamma)
+    fam_rank = _tie_ranks(tables.config.families)
+    tau_rank = -np.asarray(tau_idx).astype(float)  # larger tau first on ties
+    L = {h: halves[h].loglik(gamma, weights[h]).reshape(F, P, K, G) for h in halves}
+    if split_by_sign:
+        f, p, kn, kp, g = _map_joint(L["neg"], L["pos"], fam_rank, tau_rank)
+        new = {
+            "neg": halves["neg"].responsibilities(np.ravel_multi_index((f, p, kn), (F, P, K)), gamma[g]),
+            "pos": halves["pos"].responsibilities(np.ravel_multi_index((f, p, kp), (F, P, K)), gamma[g]),
+        }
+        return L, new, (f, p, kn, kp, g), float(L["neg"][f, p, kn, g] + L["pos"][f, p, kp, g])
+    ll_full = L["all"]
+    keys = [
+        np.broadcast_to(fam_rank[:, None, None, None], ll_full.shape),
+        np.broadcast_to(tau_rank[None, None, :, None], ll_full.shape),
+        np.broadcast_to(np.arange(P)[None, :, None, None], ll_full.shape),
+        np.broadcast_to(np.arange(G)[None, None, None, :], ll_full.shape),
+    ]
+    f, p, k, g = _pick_ordered(ll_full, keys)
+    new = {"all": halves["all"].responsibilities(np.ravel_multi_index((f, p, k), (F, P, K)), gamma[g])}
+    return L, new, (f, p, k, g), float(ll_full[f, p, k, g])
+
+
+def _map_cell(tables: ArgmaxTables, variant, tau_idx, gamma, map_idx: tuple, map_ll: float) -> dict:
+    """The MAP cell on the natural scale: family, its parameter, tau^- and tau^+, gamma, log-likelihood."""
+    taus = tables.config.tau
+    fam = tables.config.families[map_idx[0]]
+    if variant.split_by_sign:
+        tn, tp = taus[tau_idx[map_idx[2]]], taus[tau_idx[map_idx[3]]]
+    elif variant.augmented:
+        tn = tp = taus[tau_idx[map_idx[2]]]
+    else:
+        tn = tp = 0.0
+    return {
+        "family": fam,
+        "param": float(tables.config.params(fam)[map_idx[1]]),
+        "param_name": get_family(fam).param_name,
+        "tau_neg": float(tn),
+        "tau_pos": float(tp),
+        "gamma": float(gamma[map_idx[-1]]),
+        "loglik": map_ll,
+    }
+
+
+def _grid_coords(tables: ArgmaxTables, tau_idx, gamma, split_by_sign: bool) -> tuple[tuple, dict]:
+    """The posterior grid's dims and coords (tau^- and tau^+ apart for ũ±)."""
+    tc = tables.config
+    taus = tc.tau
+    coords = {
+        "family": list(tc.families),
+        "param_index": np.arange(tables.values.shape[1]),
+        "param": (("family", "param_index"), tc.param_matrix),
+        "gamma": gamma,
+    }
+    if split_by_sign:
+        coords.update(tau_neg=taus[tau_idx], tau_pos=taus[tau_idx])
+        return ("family", "param_index", "tau_neg", "tau_pos", "gamma"), coords
+    coords.update(tau=taus[tau_idx])
+    return ("family", "param_index", "tau", "gamma"), coords
 
 
 def _map_joint(Ln: np.ndarray, Lp: np.ndarray, fam_rank: np.ndarray, tau_rank: np.ndarray) -> tuple:

@@ -17,7 +17,16 @@ from ibo_pymc.tasks.hotspot.paper_grid.engine import PaperGridConfig, fit_paper_
 FITS_COLUMNS = ["model", "subject", "family", "param", "tau", "tau_neg", "tau_pos", "gamma", "w_em", "oos_loglik"]
 TABLE1_COLUMNS = ["subject", "u", "tau", "tau_pm"]
 TABLE2_COLUMNS = [
-    "subject", "family", "param", "tau_neg", "tau_pos", "gamma", "w_em", "mean_dr2", "mean_dr3", "mean_total",
+    "subject",
+    "family",
+    "param",
+    "tau_neg",
+    "tau_pos",
+    "gamma",
+    "w_em",
+    "mean_dr2",
+    "mean_dr3",
+    "mean_total",
 ]
 
 
@@ -28,7 +37,9 @@ class Reproduction:
     table2: pd.DataFrame
 
 
-def fit_subject(train: SubjectObservations, test: SubjectObservations, config: PaperGridConfig | None = None) -> list[dict]:
+def fit_subject(
+    train: SubjectObservations, test: SubjectObservations, config: PaperGridConfig | None = None
+) -> list[dict]:
     """Fit u, ũ and ũ± to one subject's training rounds; score the test rounds."""
     config = config or PaperGridConfig()
     tables = load_tables(config.tables)

@@ -37,14 +37,21 @@ def grid_evidence(obs, model: str, *, tables=None, refine: float | None = 1.5, *
     per_node = kw.pop("per_node", 4)
     le = fine_grid_posterior(sd, points=points, per_node=per_node, **kw).log_evidence()
     if refine:
-        finer = fine_grid_posterior(sd, points={k: int(math.ceil(v * refine)) for k, v in points.items()},
-                                    per_node=int(math.ceil(per_node * refine)), **kw).log_evidence()
+        finer = fine_grid_posterior(
+            sd,
+            points={k: int(math.ceil(v * refine)) for k, v in points.items()},
+            per_node=int(math.ceil(per_node * refine)),
+            **kw,
+        ).log_evidence()
         le = finer.assign(error=(finer["log_evidence"] - le["log_evidence"]).abs())
     return _rows(obs.subject, model, le, "fine_grid")
 
 
-def check_evidence(obs, model: str, config=None, *, tables=None, refine: float = 1.5, cores: int | None = 1) -> pd.DataFrame:
-    """Both paths for one subject and model: fit (``config``, default :class:`~ibo_pymc.tasks.hotspot.model.config.FitConfig`),
+def check_evidence(
+    obs, model: str, config=None, *, tables=None, refine: float = 1.5, cores: int | None = 1
+) -> pd.DataFrame:
+    """Both paths for one subject and model: fit (``config``, default
+    :class:`~ibo_pymc.tasks.hotspot.model.config.FitConfig`),
     its bridge-sampled evidences, and the fine grid's. One row per family and ``all`` with ``bridge``,
     ``bridge_error``, ``grid``, ``grid_error``, ``difference`` and ``z`` = difference / the two errors combined."""
     from ibo_pymc.tasks.hotspot.model.config import FitConfig
@@ -55,8 +62,16 @@ def check_evidence(obs, model: str, config=None, *, tables=None, refine: float =
     m.fit(progress=False, cores=cores)
     b = fit_evidence(m).set_index("family")
     g = grid_evidence(obs, model, tables=tables or m.tables, refine=refine).set_index("family")
-    out = pd.DataFrame({"subject": int(obs.subject), "model": model, "bridge": b["log_evidence"],
-                        "bridge_error": b["error"], "grid": g["log_evidence"], "grid_error": g["error"]})
+    out = pd.DataFrame(
+        {
+            "subject": int(obs.subject),
+            "model": model,
+            "bridge": b["log_evidence"],
+            "bridge_error": b["error"],
+            "grid": g["log_evidence"],
+            "grid_error": g["error"],
+        }
+    )
     out["difference"] = out["bridge"] - out["grid"]
     out["z"] = out["difference"] / np.hypot(out["bridge_error"], out["grid_error"])
     return out.reset_index()

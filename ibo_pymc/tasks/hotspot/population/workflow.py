@@ -2,7 +2,8 @@
 
 :func:`variant_labels` names the models in the figure (the cohort's fits and comparisons go through the task
 object: :meth:`~ibo_pymc.tasks.hotspot.HotspotTask.cohort_fits` and :func:`ibo_pymc.population.selection.cohort_bms`);
-:func:`heldout_comparison` scores the hierarchical model on held-out rounds (its files: :func:`ibo_pymc.population.hierarchical_files.write_hierarchical`).
+:func:`heldout_comparison` scores the hierarchical model on held-out rounds (its files:
+:func:`ibo_pymc.population.hierarchical_files.write_hierarchical`).
 """
 
 from __future__ import annotations
@@ -32,9 +33,14 @@ def heldout_comparison(h_train, train_fits, tests) -> pd.DataFrame:
     for fit in train_fits:
         s = int(fit.obs.subject)
         test = tests[s]
-        rows.append({"subject": s, "test_rounds": int(test.n_rounds),
-                     "independent": heldout_lppd(fit.idata, test, tables=fit.tables),
-                     "hierarchical": heldout_lppd(h_train.subject_idata(s), test, tables=fit.tables)})
+        rows.append(
+            {
+                "subject": s,
+                "test_rounds": int(test.n_rounds),
+                "independent": heldout_lppd(fit.idata, test, tables=fit.tables),
+                "hierarchical": heldout_lppd(h_train.subject_idata(s), test, tables=fit.tables),
+            }
+        )
     df = pd.DataFrame(rows)
     df["difference"] = df["hierarchical"] - df["independent"]
     return df

@@ -108,9 +108,17 @@ class CoverageCell:
 
     def rows(self) -> list[dict]:
         return [
-            {"family": self.family, "param": self.param, "gamma": self.gamma, "n_obs": self.n_obs, "omit": self.omit,
-             "covered": k,
-             "coverage": self.rate(k), "mcse": self.mcse(k), "reps": self.reps}
+            {
+                "family": self.family,
+                "param": self.param,
+                "gamma": self.gamma,
+                "n_obs": self.n_obs,
+                "omit": self.omit,
+                "covered": k,
+                "coverage": self.rate(k),
+                "mcse": self.mcse(k),
+                "reps": self.reps,
+            }
             for k in self.hits
         ]
 
@@ -167,7 +175,7 @@ def _replicate_batch(args):
     full = load_tables(config.tables)
     others = tuple(f for f in full.config.families if f != family)
     tables = subset_tables(full, others) if omit else full
-    hits = {f: 0 for f in others} if omit else {"truth": 0, "gamma": 0}
+    hits = dict.fromkeys(others, 0) if omit else {"truth": 0, "gamma": 0}
     for s in seeds:
         rng = np.random.default_rng(s)
         obs = simulate_moves(Truth(family, param, gamma=gamma, w=0.5), n_obs, rng, tables=full, exact=exact)
@@ -198,8 +206,10 @@ def study_gamma(subjects, *, config=None) -> float:
 
     config = config or PaperGridConfig()
     tables = load_tables(config.tables)
-    maps = [round(float(fit_paper_grid(o.delta_r1, o.theta2, "u", config=config, tables=tables).map["gamma"]), 2)
-            for o in subjects]
+    maps = [
+        round(float(fit_paper_grid(o.delta_r1, o.theta2, "u", config=config, tables=tables).map["gamma"]), 2)
+        for o in subjects
+    ]
     if not maps:
         raise ValueError("no subjects to take gamma from")
     return float(config.gamma[int(np.argmin(np.abs(config.gamma - np.mean(maps))))])
@@ -235,8 +245,21 @@ def truths(protocol: str = "reference") -> dict:
     return {f: tuple(float(cfg.params(f)[k - 1]) for k in nodes) for f, nodes in REFERENCE_NODES.items()}
 
 
-def _cell_tasks(family: str, param: float, n_obs: int, reps: int, *, gamma: float, seed: int, omit: bool, mass: float,
-                rule: str, region: str, exact: bool, n_batches: int) -> list[Job]:
+def _cell_tasks(
+    family: str,
+    param: float,
+    n_obs: int,
+    reps: int,
+    *,
+    gamma: float,
+    seed: int,
+    omit: bool,
+    mass: float,
+    rule: str,
+    region: str,
+    exact: bool,
+    n_batches: int,
+) -> list[Job]:
     """The replicate batches of one cell as tasks (checked arguments, seeds drawn from (seed, cell))."""
     from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
 
@@ -256,9 +279,14 @@ def _cell_tasks(family: str, param: float, n_obs: int, reps: int, *, gamma: floa
     seeds = np.random.SeedSequence(key).spawn(reps)
     n_batches = max(1, min(reps, n_batches))
     name = f"{family}({param:g}) n_obs={n_obs}{' omitted' if omit else ''}"
-    return [Job(f"{name}, batch {i + 1}", _replicate_batch,
-                 ((family, param, n_obs, omit, seeds[i::n_batches], mass, float(gamma), rule, region, bool(exact)),))
-            for i in range(n_batches)]
+    return [
+        Job(
+            f"{name}, batch {i + 1}",
+            _replicate_batch,
+            ((family, param, n_obs, omit, seeds[i::n_batches], mass, float(gamma), rule, region, bool(exact)),),
+        )
+        for i in range(n_batches)
+    ]
 
 
 def _batches(executor) -> int:
@@ -266,9 +294,22 @@ def _batches(executor) -> int:
     return 4 * slots(executor) if executor is not None else 1
 
 
-def coverage(family: str, param: float, n_obs: int, reps: int, *, gamma: float, seed: int = 0, omit: bool = False,
-             mass: float = 0.95, rule: str = "range", region: str = "joint", exact: bool = True,
-             executor=None, progress=None) -> CoverageCell:
+def coverage(
+    family: str,
+    param: float,
+    n_obs: int,
+    reps: int,
+    *,
+    gamma: float,
+    seed: int = 0,
+    omit: bool = False,
+    mass: float = 0.95,
+    rule: str = "range",
+    region: str = "joint",
+    exact: bool = True,
+    executor=None,
+    progress=None,
+) -> CoverageCell:
     """Coverage of one cell of Table 3 (``omit=False``: keys ``truth`` and ``gamma``) or Table 4 (``omit=True``).
 
     ``gamma`` is the generating scale (:func:`protocol_gamma`).
@@ -277,16 +318,38 @@ def coverage(family: str, param: float, n_obs: int, reps: int, *, gamma: float, 
     ``executor``: where the replicates run (:func:`ibo_pymc.execution.run_jobs`;
     None: this process); the result does not depend on it.
     """
-    tasks = _cell_tasks(family, param, n_obs, reps, gamma=gamma, seed=seed, omit=omit, mass=mass, rule=rule,
-                        region=region, exact=exact, n_batches=_batches(executor))
+    tasks = _cell_tasks(
+        family,
+        param,
+        n_obs,
+        reps,
+        gamma=gamma,
+        seed=seed,
+        omit=omit,
+        mass=mass,
+        rule=rule,
+        region=region,
+        exact=exact,
+        n_batches=_batches(executor),
+    )
     out = run_jobs(tasks, executor, label="coverage batches", progress=progress).raise_failures()
     total = {k: sum(h[k] for h in out.results) for k in out.results[0]}
     return CoverageCell(family, float(param), int(n_obs), int(reps), bool(omit), total, float(gamma))
 
 
-def paper_table(reps: int, *, gamma: float | None = None, protocol: str = "reference", omit: bool = False, seed: int = 0,
-                executor=None, rule: str | None = None, region: str = "joint", progress=None,
-                on_cell=None) -> pd.DataFrame:
+def paper_table(
+    reps: int,
+    *,
+    gamma: float | None = None,
+    protocol: str = "reference",
+    omit: bool = False,
+    seed: int = 0,
+    executor=None,
+    rule: str | None = None,
+    region: str = "joint",
+    progress=None,
+    on_cell=None,
+) -> pd.DataFrame:
     """All 27 cells of Table 3 (or Table 4 with ``omit``) as rows, with the truths and rule of ``protocol``.
 
     Every cell's batches are submitted at once to ``executor``; ``on_cell(cell)`` is
@@ -298,8 +361,20 @@ def paper_table(reps: int, *, gamma: float | None = None, protocol: str = "refer
     cells = [(fam, p, n) for fam, params in points.items() for p in params for n in PAPER_N_OBS]
     tasks, owner = [], []
     for c, (fam, p, n) in enumerate(cells):
-        ts = _cell_tasks(fam, p, n, reps, gamma=gamma, seed=seed, omit=omit, mass=0.95, rule=rule, region=region,
-                         exact=True, n_batches=_batches(executor))
+        ts = _cell_tasks(
+            fam,
+            p,
+            n,
+            reps,
+            gamma=gamma,
+            seed=seed,
+            omit=omit,
+            mass=0.95,
+            rule=rule,
+            region=region,
+            exact=True,
+            n_batches=_batches(executor),
+        )
         tasks += ts
         owner += [c] * len(ts)
     left = np.bincount(owner, minlength=len(cells))

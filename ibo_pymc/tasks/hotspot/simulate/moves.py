@@ -29,8 +29,9 @@ class Truth:
         return asdict(self)
 
 
-def simulate_moves(truth: Truth, n: int, rng=None, *, tables=None, delta_range=(-34.0, 34.0), subject: int = 0,
-                   exact: bool = False) -> SubjectObservations:
+def simulate_moves(
+    truth: Truth, n: int, rng=None, *, tables=None, delta_range=(-34.0, 34.0), subject: int = 0, exact: bool = False
+) -> SubjectObservations:
     """``n`` simulated rounds as :class:`SubjectObservations` (session ids 1..n).
 
     theta* comes from the argmax tables by interpolation (the curve the models
@@ -46,11 +47,24 @@ def simulate_moves(truth: Truth, n: int, rng=None, *, tables=None, delta_range=(
     d = rng.uniform(*delta_range, size=n)
     if exact:
         cfg = tables.config
-        ts = argmax_curve(truth.family, truth.param, d, tau=truth.tau_pos, negative_tau=truth.tau_neg, theta=cfg.theta,
-                          rule=cfg.rule, surrogate=cfg.surrogate)
+        ts = argmax_curve(
+            truth.family,
+            truth.param,
+            d,
+            tau=truth.tau_pos,
+            negative_tau=truth.tau_neg,
+            theta=cfg.theta,
+            rule=cfg.rule,
+            surrogate=cfg.surrogate,
+        )
     else:
         ts = tables.theta_star(truth.family, truth.param, d, tau=truth.tau_pos, tau_neg=truth.tau_neg)
     x = wc_mixture_random(ts, truth.gamma, truth.w, rng=rng)
     return SubjectObservations(
-        subject=subject, user_id=subject, session_id=np.arange(1, n + 1), round_index=np.arange(1, n + 1), delta_r1=d, theta2=x
+        subject=subject,
+        user_id=subject,
+        session_id=np.arange(1, n + 1),
+        round_index=np.arange(1, n + 1),
+        delta_r1=d,
+        theta2=x,
     )

@@ -66,8 +66,16 @@ def simulate_cohort(truth: PopulationTruth, n_subjects: int, n_rounds: int, seed
     return truths, obs
 
 
-def recovery_replicate(truth: PopulationTruth, n_subjects: int, n_rounds: int, seed: int, *, prob: float = 0.9,
-                       config=None, hierarchical: dict | None = None) -> pd.DataFrame:
+def recovery_replicate(
+    truth: PopulationTruth,
+    n_subjects: int,
+    n_rounds: int,
+    seed: int,
+    *,
+    prob: float = 0.9,
+    config=None,
+    hierarchical: dict | None = None,
+) -> pd.DataFrame:
     """One simulated cohort, fitted: per population quantity, the truth, posterior mean, ``prob`` interval and
     whether it covers the truth; plus the mean absolute error of the subjects' estimates of every shared
     parameter, independent vs hierarchical (rows ``quantity == "subject_error"``)."""
@@ -89,8 +97,17 @@ def recovery_replicate(truth: PopulationTruth, n_subjects: int, n_rounds: int, s
 
     def add(name, label, value, da):
         lo, hi = (float(v) for v in da.quantile(q).values)
-        rows.append({"quantity": name, "label": label, "truth": value, "mean": float(da.mean()), "lower": lo, "upper": hi,
-                     "covered": bool(lo <= value <= hi)})
+        rows.append(
+            {
+                "quantity": name,
+                "label": label,
+                "truth": value,
+                "mean": float(da.mean()),
+                "lower": lo,
+                "upper": hi,
+                "covered": bool(lo <= value <= hi),
+            }
+        )
 
     for f, v in truth.family_frequency.items():
         add("family_frequency", f, v, post["family_frequency"].sel(family=f))
@@ -105,11 +122,24 @@ def recovery_replicate(truth: PopulationTruth, n_subjects: int, n_rounds: int, s
         true = np.array([getattr(s, n) for s in subjects])
         ind = np.array([float(f.idata.posterior[n].mean()) for f in fits])
         hie = sub[n].mean(("chain", "draw")).values
-        rows.append({"quantity": "subject_error", "label": n, "truth": np.nan, "mean": np.nan,
-                     "lower": float(np.abs(ind - true).mean()), "upper": float(np.abs(hie - true).mean()), "covered": np.nan})
+        rows.append(
+            {
+                "quantity": "subject_error",
+                "label": n,
+                "truth": np.nan,
+                "mean": np.nan,
+                "lower": float(np.abs(ind - true).mean()),
+                "upper": float(np.abs(hie - true).mean()),
+                "covered": np.nan,
+            }
+        )
     conv = h.convergence()
     df = pd.DataFrame(rows)
     df.insert(0, "seed", seed)
-    df["max_rhat"], df["min_ess"], df["divergences"] = conv["r_hat"], min(conv["ess_bulk"], conv["ess_tail"]), conv["divergences"]
+    df["max_rhat"], df["min_ess"], df["divergences"] = (
+        conv["r_hat"],
+        min(conv["ess_bulk"], conv["ess_tail"]),
+        conv["divergences"],
+    )
     df["max_pareto_k"] = float(h.idata["subject_diagnostics"]["pareto_k"].max())
     return df

@@ -20,12 +20,22 @@ from ibo_pymc.engine import calibration
 from ibo_pymc.engine.calibration import posterior_ranks
 from ibo_pymc.tasks.hotspot.data.rounds import SubjectObservations
 
-#: delta_r1 of simulated rounds ~ U(-34, 34) (docs: explanation/simulation, as in :func:`~ibo_pymc.tasks.hotspot.simulate.moves.simulate_moves`)
+#: delta_r1 of simulated rounds ~ U(-34, 34) (docs: explanation/simulation, as in
+#: :func:`~ibo_pymc.tasks.hotspot.simulate.moves.simulate_moves`)
 DELTA_RANGE = (-34.0, 34.0)
 
 
-def sbc_replicate(model: str, seed, *, n_obs: int = 60, n_ranks: int = 99, draws: int = 500, tune: int = 500,
-                  chains: int = 2, tables=None) -> dict:
+def sbc_replicate(
+    model: str,
+    seed,
+    *,
+    n_obs: int = 60,
+    n_ranks: int = 99,
+    draws: int = 500,
+    tune: int = 500,
+    chains: int = 2,
+    tables=None,
+) -> dict:
     """One SBC replicate: the ranks of the true values among ``n_ranks`` thinned posterior draws."""
     from ibo_pymc.engine.results import component_table
     from ibo_pymc.tasks.hotspot.forward.argmax import load_tables
@@ -37,14 +47,17 @@ def sbc_replicate(model: str, seed, *, n_obs: int = 60, n_ranks: int = 99, draws
     tables = tables or load_tables()
     d = np.random.default_rng(s_data).uniform(*DELTA_RANGE, size=n_obs)
     rounds = np.arange(1, n_obs + 1)
-    obs = SubjectObservations(subject=0, user_id=0, session_id=rounds, round_index=rounds, delta_r1=d, theta2=np.zeros(n_obs))
+    obs = SubjectObservations(
+        subject=0, user_id=0, session_id=rounds, round_index=rounds, delta_r1=d, theta2=np.zeros(n_obs)
+    )
     truth, theta2 = prior_predictive_draw(obs, model, tables=tables, random_seed=np.random.default_rng(s_prior))
     obs = SubjectObservations(subject=0, user_id=0, session_id=rounds, round_index=rounds, delta_r1=d, theta2=theta2)
     m = IBOModel(obs, model, draws=draws, tune=tune, chains=chains, seed=int(s_fit.generate_state(1)[0]))
     idata = m.fit(progress=False)
     rng = np.random.default_rng(s_thin)
-    out = posterior_ranks(idata.posterior, {n: v for n, v in truth.items() if n != "family"}, truth["family"], rng,
-                          n_ranks)
+    out = posterior_ranks(
+        idata.posterior, {n: v for n, v in truth.items() if n != "family"}, truth["family"], rng, n_ranks
+    )
     out["max_rhat"] = float(np.nanmax(component_table(m.idata)["r_hat"]))
     return out
 

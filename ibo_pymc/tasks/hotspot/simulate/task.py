@@ -60,7 +60,9 @@ def simulate_rounds(truth: Truth, n_rounds: int, rng, *, tables=None) -> list[di
         h1 = rng.uniform(-np.pi, np.pi)
         pts.append(pts[0] + STEP * np.array([np.cos(h1), np.sin(h1)]))
         delta_r1 = score(pts[1]) - score(pts[0])
-        ts = tables.theta_star(truth.family, truth.param, np.array([delta_r1]), tau=truth.tau_pos, tau_neg=truth.tau_neg)
+        ts = tables.theta_star(
+            truth.family, truth.param, np.array([delta_r1]), tau=truth.tau_pos, tau_neg=truth.tau_neg
+        )
         theta2 = float(wc_mixture_random(ts, truth.gamma, truth.w, rng=rng)[0])
         pts.append(pts[1] + STEP * np.array([np.cos(h1 + theta2), np.sin(h1 + theta2)]))
         while len(pts) < n_moves + 1:
@@ -74,8 +76,15 @@ def simulate_rounds(truth: Truth, n_rounds: int, rng, *, tables=None) -> list[di
             pts.append(pts[-1] + STEP * np.array([np.cos(h), np.sin(h)]))
         pts = np.array(pts)
         out.append(
-            {"points": pts, "scores": np.array([score(q) for q in pts]), "target": target, "k": k,
-             "theta2": theta2, "delta_r1": float(delta_r1), "n_moves": n_moves}
+            {
+                "points": pts,
+                "scores": np.array([score(q) for q in pts]),
+                "target": target,
+                "k": k,
+                "theta2": theta2,
+                "delta_r1": float(delta_r1),
+                "n_moves": n_moves,
+            }
         )
     return out
 
@@ -100,13 +109,25 @@ def write_cohort(folder, truths: dict, n_rounds: int, *, seed: int = 0, tables=N
             tx, ty = rd["target"] + CENTRE
             for m, (p, s) in enumerate(zip(pts, sc), start=1):
                 x, y = p + CENTRE
-                ev_lines.append(f"{eid},{sid},{m},{700 * (m - 1)},{x:.6f},{y:.6f},{s:.6f},{tx:.6f},{ty:.6f},{CENTRE:g},{CENTRE:g},{RADIUS:g}")
+                ev_lines.append(
+                    f"{eid},{sid},{m},{700 * (m - 1)},{x:.6f},{y:.6f},{s:.6f},{tx:.6f},{ty:.6f},"
+                    f"{CENTRE:g},{CENTRE:g},{RADIUS:g}"
+                )
                 eid += 1
             ses_lines.append(
                 f"{sid},{uid},{sc.mean():.6f},{sc[-1]:.6f},{sc.max():.6f},{t0},{700 * (len(pts) - 1)},{len(pts)}"
             )
-            rows.append({"user_id": uid, "session_id": sid, "delta_r1": rd["delta_r1"], "theta2": rd["theta2"], "k": rd["k"],
-                         "target_dist": float(np.hypot(*rd["target"])), "n_moves": rd["n_moves"]})
+            rows.append(
+                {
+                    "user_id": uid,
+                    "session_id": sid,
+                    "delta_r1": rd["delta_r1"],
+                    "theta2": rd["theta2"],
+                    "k": rd["k"],
+                    "target_dist": float(np.hypot(*rd["target"])),
+                    "n_moves": rd["n_moves"],
+                }
+            )
             sid += 1
             t0 += 10_000
         write_text("\n".join(ev_lines) + "\n", folder / f"eventrec{uid}.csv")

@@ -109,15 +109,29 @@ BAD_CASES = {
     "duplicated event id": (lambda f: _mutate_event_field(f, 2, 0, "1"), "duplicated event id"),
     "unknown session id": (lambda f: _mutate_event_field(f, 3, 1, "99999"), "not in sesrec70.csv"),
     "too few moves": (
-        lambda f: (_put(f / "eventrec70.csv", [ln for ln in _lines(f / "eventrec70.csv") if ln.split(",")[1] != "5000" or ln.split(",")[2] in "12"]),
-                   _put(f / "sesrec70.csv", [ln if not ln.startswith("5000,") else ln.rsplit(",", 1)[0] + ",2" for ln in _lines(f / "sesrec70.csv")])),
+        lambda f: (
+            _put(
+                f / "eventrec70.csv",
+                [ln for ln in _lines(f / "eventrec70.csv") if ln.split(",")[1] != "5000" or ln.split(",")[2] in "12"],
+            ),
+            _put(
+                f / "sesrec70.csv",
+                [
+                    ln if not ln.startswith("5000,") else ln.rsplit(",", 1)[0] + ",2"
+                    for ln in _lines(f / "sesrec70.csv")
+                ],
+            ),
+        ),
         "needs at least 3",
     ),
     "duplicated session id": (
         lambda f: _put(f / "sesrec70.csv", _lines(f / "sesrec70.csv") + [_lines(f / "sesrec70.csv")[0]]),
         "duplicated session id",
     ),
-    "header row": (lambda f: _put(f / "sesrec71.csv", ["session_id,user_id,a,b,c,d,e,f"] + _lines(f / "sesrec71.csv")), "header"),
+    "header row": (
+        lambda f: _put(f / "sesrec71.csv", ["session_id,user_id,a,b,c,d,e,f"] + _lines(f / "sesrec71.csv")),
+        "header",
+    ),
     "empty folder": (lambda f: [p.unlink() for p in f.iterdir()], "no eventrec"),
 }
 

@@ -21,6 +21,7 @@ def served(tmp_path, raw_folder):
     copy's folder, the mirror's URL)."""
     root = tmp_path / "mirror" / "hotspot_raw"
     shutil.copytree(raw_folder, root)
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):  # no request log on stderr
             pass
@@ -69,7 +70,9 @@ def test_cli_fetch_env_url_and_tamper_exit_2(served, tmp_path):
     env = {"IBO_DATA_URL": url, "PATH": "", "HOME": str(tmp_path)}
     proc = subprocess.run(
         [sys.executable, "-m", "ibo_pymc.cli.data", "fetch", "--dest", str(tmp_path / "d")],
-        capture_output=True, text=True, env=env,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert proc.returncode == 2
     assert "eventrec36.csv" in proc.stderr and "Traceback" not in proc.stderr

@@ -27,7 +27,11 @@ def test_round_trip_through_csv_and_parquet(raw, raw_folder, tmp_path):
     frame = raw.observations_frame()
     assert main(["observations", "--data", str(raw_folder), "--csv", str(tmp_path / "obs.csv")]) == 0
     frame.to_parquet(tmp_path / "obs.parquet")
-    for source in (tmp_path / "obs.csv", tmp_path / "obs.parquet", frame[["subject", "delta_r1", "theta2", "session_id"]]):
+    for source in (
+        tmp_path / "obs.csv",
+        tmp_path / "obs.parquet",
+        frame[["subject", "delta_r1", "theta2", "session_id"]],
+    ):
         data = load_data(source)
         assert data.subjects == raw.subjects
         for s in (1, 14, 28):
@@ -47,13 +51,16 @@ def test_sessions_default_to_the_row_order():
     assert list(d.observations(2).session_id) == [1, 2] and list(d.observations(2).delta_r1) == [1.0, 0.5]
 
 
-@pytest.mark.parametrize("edit, field", [
-    (lambda t: t.drop(columns="theta2"), "theta2"),
-    (lambda t: t.assign(theta2=[0.1, 4.0, 0.2]), "theta2"),
-    (lambda t: t.assign(subject=[1, 1.5, 2]), "subject"),
-    (lambda t: t.assign(delta_r1=[1.0, np.inf, 2.0]), "delta_r1"),
-    (lambda t: t.assign(session=[5, 5, 6]), "session"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda t: t.drop(columns="theta2"), "theta2"),
+        (lambda t: t.assign(theta2=[0.1, 4.0, 0.2]), "theta2"),
+        (lambda t: t.assign(subject=[1, 1.5, 2]), "subject"),
+        (lambda t: t.assign(delta_r1=[1.0, np.inf, 2.0]), "delta_r1"),
+        (lambda t: t.assign(session=[5, 5, 6]), "session"),
+    ],
+)
 def test_bad_tables(edit, field):
     t = pd.DataFrame({"subject": [1, 1, 2], "delta_r1": [1.0, -2.0, 0.5], "theta2": [0.1, 0.2, -0.3]})
     with pytest.raises(InputError) as exc:

@@ -246,8 +246,9 @@ def test_user_family_travels_with_the_configuration_to_a_fresh_process(tmp_path)
         assert r.returncode == 0, r.stderr
         assert r.stdout.split() == ["ok", cfg.key()]  # the same tables key in the fresh process
         # another definition under the same name is refused, not silently used
-        register_family(AcquisitionFamily("WIDE", "k", (0.0, 1.0), lambda mu, sd, f, k: mu - k * sd, n_grid=4),
-                        replace=True)
+        register_family(
+            AcquisitionFamily("WIDE", "k", (0.0, 1.0), lambda mu, sd, f, k: mu - k * sd, n_grid=4), replace=True
+        )
         with pytest.raises(ValueError, match="another definition"):
             TableConfig.from_dict(d)
     finally:

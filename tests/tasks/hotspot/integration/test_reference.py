@@ -86,8 +86,9 @@ def test_u_fits_equal_reference_for_every_subject(hotspot, paper_split, referenc
         m = ref["MAP"].iloc[0]
         # the MAP cell: the same curve (PI xi = 0 and UCB p = 0.5 are one curve, which
         # the reference labels PI and we report as UCB), the same scale and log-likelihood
-        assert np.array_equal(fit.map_curve(train.delta_r1),
-                              tables.theta_star(str(m.acq_type), float(m.par_val), train.delta_r1)), s
+        assert np.array_equal(
+            fit.map_curve(train.delta_r1), tables.theta_star(str(m.acq_type), float(m.par_val), train.delta_r1)
+        ), s
         if (m.acq_type, m.par_val) != ("PI", 0.0):
             assert (fit.map["family"], fit.map["param"]) == (m.acq_type, pytest.approx(m.par_val, abs=1e-9)), s
         assert fit.map["gamma"] == pytest.approx(m.scale_val, abs=1e-12), s

@@ -26,14 +26,25 @@ def test_flat_settings_go_to_their_part_and_read_back_flat():
     assert (cfg.model, cfg.draws, cfg.seed, cfg.target_rhat, cfg.chains) == ("tau", 200, 3, 1.05, 4)
     assert cfg.spec.parameters[-1] == "tau"
     assert cfg.replace(chains=2).chains == 2 and cfg.chains == 4
-    parts = FitConfig.from_parts(ModelConfig("tau"), SamplerConfig(draws=200, seed=3), ConvergencePolicy(target_rhat=1.05))
+    parts = FitConfig.from_parts(
+        ModelConfig("tau"), SamplerConfig(draws=200, seed=3), ConvergencePolicy(target_rhat=1.05)
+    )
     assert parts == cfg and hash(parts) == hash(cfg)
     with pytest.raises(AttributeError):
         cfg.no_such_setting  # noqa: B018
 
 
-@pytest.mark.parametrize("kw, field", [({"drawz": 3}, "drawz"), ({"model": "tau2"}, "model"), ({"sampler": "x"}, "sampler"),
-                                       ({"chains": 0}, "chains"), ({"seed": -1}, "seed"), ({"max_strata": 0}, "max_strata")])
+@pytest.mark.parametrize(
+    "kw, field",
+    [
+        ({"drawz": 3}, "drawz"),
+        ({"model": "tau2"}, "model"),
+        ({"sampler": "x"}, "sampler"),
+        ({"chains": 0}, "chains"),
+        ({"seed": -1}, "seed"),
+        ({"max_strata": 0}, "max_strata"),
+    ],
+)
 def test_bad_settings_are_one_line_input_errors(kw, field):
     with pytest.raises(InputError) as e:
         FitConfig(**kw)

@@ -69,7 +69,8 @@ def fit28(s28):
 
 
 def test_prior_predictive_draw_is_the_mixture_at_the_drawn_truth(s28):
-    """One joint draw (truth, theta2): theta2 follows the wrapped-Cauchy mixture at the drawn parameters (PIT uniform)."""
+    """One joint draw (truth, theta2): theta2 follows the wrapped-Cauchy mixture at the drawn parameters (PIT
+    uniform)."""
     from ibo_pymc.tasks.hotspot.data.rounds import SubjectObservations
     from ibo_pymc.tasks.hotspot.forward.argmax import load_tables
     from ibo_pymc.tasks.hotspot.kernel import logpdf
@@ -77,8 +78,14 @@ def test_prior_predictive_draw_is_the_mixture_at_the_drawn_truth(s28):
     tables = load_tables()
     n = 400
     d = np.random.default_rng(2).uniform(-34, 34, n)
-    obs = SubjectObservations(subject=0, user_id=0, session_id=np.arange(1, n + 1), round_index=np.arange(1, n + 1),
-                              delta_r1=d, theta2=np.zeros(n))
+    obs = SubjectObservations(
+        subject=0,
+        user_id=0,
+        session_id=np.arange(1, n + 1),
+        round_index=np.arange(1, n + 1),
+        delta_r1=d,
+        theta2=np.zeros(n),
+    )
     truth, x = prior_predictive_draw(obs, "tau_pm", tables=tables, random_seed=11)
     again, y = prior_predictive_draw(obs, "tau_pm", tables=tables, random_seed=11)
     assert truth == again and np.array_equal(x, y)  # seeded

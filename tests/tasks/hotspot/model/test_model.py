@@ -50,7 +50,12 @@ def synthetic(n=160, family="UCB", param=0.8, tau=(0.2, 0.5), gamma=0.2, w=0.65,
     ts = tables.theta_star(family, param, d, tau=tau[1], tau_neg=tau[0])
     x = wc_mixture_random(ts, gamma, w, rng=rng)
     return SubjectObservations(
-        subject=1, user_id=1, session_id=np.arange(1000, 1000 + n), round_index=np.arange(1, n + 1), delta_r1=d, theta2=x
+        subject=1,
+        user_id=1,
+        session_id=np.arange(1000, 1000 + n),
+        round_index=np.arange(1, n + 1),
+        delta_r1=d,
+        theta2=x,
     )
 
 
@@ -69,7 +74,9 @@ def test_mixture_logp_matches_scipy(ts, g, w):
 
 def test_mixture_integrates_to_one_and_samples_match():
     for g in (0.01, 0.2, 0.785):
-        val, _ = integrate.quad(lambda v, g=g: np.exp(wc_mixture_logp_numpy(v, 1.0, g, 0.3)), -np.pi, np.pi, limit=400, points=[1.0, -1.0])
+        val, _ = integrate.quad(
+            lambda v, g=g: np.exp(wc_mixture_logp_numpy(v, 1.0, g, 0.3)), -np.pi, np.pi, limit=400, points=[1.0, -1.0]
+        )
         assert val == pytest.approx(1.0, abs=1e-6)
     draws = wc_mixture_random(np.full(200_000, 1.2), 0.3, 0.7, rng=np.random.default_rng(1))
     assert np.all((draws > -np.pi) & (draws <= np.pi))
@@ -103,7 +110,9 @@ def test_mixture_gradient_finite():
     f = pytensor.function([ts, g, w], pt.grad(lp, [ts, g, w]))
     for args in [(0.0, 0.01, 0.0), (np.pi, 0.01, 1.0), (1.0, 0.785, 0.5)]:
         assert np.all(np.isfinite(f(*args)))
-    pytensor.gradient.verify_grad(lambda a, b, c: wc_mixture_logp(x, a, b, c).sum(), [1.1, 0.3, 0.4], rng=np.random.default_rng(0))
+    pytensor.gradient.verify_grad(
+        lambda a, b, c: wc_mixture_logp(x, a, b, c).sum(), [1.1, 0.3, 0.4], rng=np.random.default_rng(0)
+    )
 
 
 # --- lookup -------------------------------------------------------------------------------
@@ -127,7 +136,9 @@ def test_lookup_pytensor_and_gradient(tables):
     rt = RoundTables.from_tables(tables, d)
     k = rt.index("UCB")
     p, t = pt.dscalars("p", "t")
-    out = lookup_pytensor(pt.constant(rt.values[k]), p, t, param_lo=rt.param_lo[k], param_step=rt.param_step[k], tau_step=rt.tau_step)
+    out = lookup_pytensor(
+        pt.constant(rt.values[k]), p, t, param_lo=rt.param_lo[k], param_step=rt.param_step[k], tau_step=rt.tau_step
+    )
     f = pytensor.function([p, t], [out, pt.grad(out.sum(), [p, t])[0]])
     val, grad = f(0.77, 0.4)
     np.testing.assert_allclose(val, lookup_numpy(rt, "UCB", 0.77, 0.4), atol=1e-12)
@@ -147,13 +158,21 @@ def test_op_matches_numpy_and_gradient(model, tables):
 
     sd = SubjectData.prepare(synthetic(90, tables=tables), model, tables)
     T, xh, n_neg, grid, tau_step = sd.op_inputs()
-    vals = [np.array([4.2, 13.0, 0.7]), np.array([0.3, 0.8, 0.1]), np.array([0.5, 0.2, 1.1]), np.array([0.2, 0.5, 0.1]), np.array([0.6, 0.3, 0.9])]
+    vals = [
+        np.array([4.2, 13.0, 0.7]),
+        np.array([0.3, 0.8, 0.1]),
+        np.array([0.5, 0.2, 1.1]),
+        np.array([0.2, 0.5, 0.1]),
+        np.array([0.6, 0.3, 0.9]),
+    ]
     ins = [pt.dvector(n) for n in "abcde"]
     ll, _ = family_loglik(T, xh, n_neg, grid, tau_step, *ins)
     f = pytensor.function(ins, ll)
     got = f(*vals)
     for k, fam in enumerate(sd.families):
-        tn, tp = (0.0, 0.0) if model == "u" else ((vals[2][k], vals[2][k]) if model == "tau" else (vals[1][k], vals[2][k]))
+        tn, tp = (
+            (0.0, 0.0) if model == "u" else ((vals[2][k], vals[2][k]) if model == "tau" else (vals[1][k], vals[2][k]))
+        )
         ref = pointwise.loglik(sd, fam, vals[0][k], tn, tp, vals[3][k], vals[4][k]).sum()
         if model == "tau":
             ref = pointwise.loglik(sd, fam, vals[0][k], vals[1][k], vals[2][k], vals[3][k], vals[4][k]).sum()
@@ -185,7 +204,9 @@ def test_compiled_density_equals_pymc_model(model, layout, tables):
         point, j = {}, 0
         for b in blocks:
             key = f"{b.name}_interval__"
-            point[key] = x[j] if b.size == 1 and key in values and m.initial_point()[key].ndim == 0 else x[j : j + b.size]
+            point[key] = (
+                x[j] if b.size == 1 and key in values and m.initial_point()[key].ndim == 0 else x[j : j + b.size]
+            )
             j += b.size
         lp, g = compiled.density(sd, layout, x)
         assert lp == pytest.approx(float(logp(point)), rel=1e-9)
@@ -263,7 +284,9 @@ def test_saved_fit_reloads_and_rebuilds(small_fit, tmp_path):
     model = m2.build()
     assert {"xi_pi", "gamma", "tau_neg"} <= {v.name for v in model.free_RVs}
     pd_ = m2.family_probabilities()
-    np.testing.assert_array_equal(m2.idata.posterior["family_prob"].values, small_fit.idata.posterior["family_prob"].values)
+    np.testing.assert_array_equal(
+        m2.idata.posterior["family_prob"].values, small_fit.idata.posterior["family_prob"].values
+    )
     np.testing.assert_allclose(pd_.to_numpy(), small_fit.family_probabilities().to_numpy(), rtol=1e-12)
 
 

@@ -52,18 +52,23 @@ def test_fits_saved_in_format_2_read_the_same(fit):
     idata = loaded.idata.copy()
     t, f = component_table(idata), family_table(idata)
     del idata["component_evidence"]
-    idata.posterior.attrs.update({
-        "component_log_evidence": json.dumps(t["log_evidence"].to_dict()),
-        "component_log_evidence_rel_error": json.dumps(t["log_evidence_rel_error"].to_dict()),
-        "component_probability": json.dumps(t["probability"].to_dict()),
-        "conditional_diagnostics": json.dumps({k: {c: float(r[c]) for c in ("r_hat", "ess_bulk", "ess_tail")}
-                                               for k, r in t.iterrows()}),
-        "family_log_evidence": json.dumps(f["log_evidence"].to_dict()),
-        "family_probability": json.dumps(f["probability"].to_dict()),
-    })
+    idata.posterior.attrs.update(
+        {
+            "component_log_evidence": json.dumps(t["log_evidence"].to_dict()),
+            "component_log_evidence_rel_error": json.dumps(t["log_evidence_rel_error"].to_dict()),
+            "component_probability": json.dumps(t["probability"].to_dict()),
+            "conditional_diagnostics": json.dumps(
+                {k: {c: float(r[c]) for c in ("r_hat", "ess_bulk", "ess_tail")} for k, r in t.iterrows()}
+            ),
+            "family_log_evidence": json.dumps(f["log_evidence"].to_dict()),
+            "family_probability": json.dumps(f["probability"].to_dict()),
+        }
+    )
     assert "component_evidence" not in idata.groups()
-    np.testing.assert_allclose(component_table(idata)[["log_evidence", "probability", "r_hat"]].to_numpy(),
-                               t[["log_evidence", "probability", "r_hat"]].to_numpy())
+    np.testing.assert_allclose(
+        component_table(idata)[["log_evidence", "probability", "r_hat"]].to_numpy(),
+        t[["log_evidence", "probability", "r_hat"]].to_numpy(),
+    )
     assert family_probability(idata) == pytest.approx(family_probability(loaded.idata))
 
 

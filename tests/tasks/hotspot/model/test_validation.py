@@ -76,7 +76,9 @@ def test_stratified_compiled_density_equals_pymc_model(model, tables):
         assert lp == pytest.approx(float(logp(point)), rel=1e-9)
         starts = np.cumsum([0] + [b.size for b in blocks])
         ours = {f"{b.name}_interval__": g[starts[i] : starts[i + 1]] for i, b in enumerate(blocks)}
-        np.testing.assert_allclose(np.concatenate([np.atleast_1d(ours[v.name]) for v in m.value_vars]), dlogp(point), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(
+            np.concatenate([np.atleast_1d(ours[v.name]) for v in m.value_vars]), dlogp(point), rtol=1e-6, atol=1e-6
+        )
 
 
 def test_fine_grid_kernel_matches_pointwise(tables):
@@ -103,7 +105,9 @@ def test_fine_grid_evidence_matches_brute_force(tables):
     from ibo_pymc.tasks.hotspot.model.fine_grid import _grid_loglik, fine_grid_family
     from ibo_pymc.tasks.hotspot.model.lookup import lookup_numpy
 
-    sd = SubjectData.prepare(synthetic(60, family="PI", param=9.0, gamma=0.25, w=0.7, seed=8, tables=tables), "u", tables)
+    sd = SubjectData.prepare(
+        synthetic(60, family="PI", param=9.0, gamma=0.25, w=0.7, seed=8, tables=tables), "u", tables
+    )
     fg = fine_grid_family(sd, "PI")
     # dense midpoint rule: 600 x 400 x 300 over the prior (xi, gamma, w)
     xi = (np.arange(600) + 0.5) * 30 / 600
@@ -127,7 +131,14 @@ def test_small_fit_agrees_with_fine_grid(tables):
     from ibo_pymc.tasks.hotspot.model.fine_grid import compare_fit, fine_grid_posterior
     from ibo_pymc.tasks.hotspot.model.fit import IBOModel
 
-    m = IBOModel(synthetic(120, family="PI", param=6.0, tau=(0.3, 0.3), gamma=0.3, w=0.75, seed=2, tables=tables), "tau", draws=400, tune=400, chains=2, seed=3)
+    m = IBOModel(
+        synthetic(120, family="PI", param=6.0, tau=(0.3, 0.3), gamma=0.3, w=0.75, seed=2, tables=tables),
+        "tau",
+        draws=400,
+        tune=400,
+        chains=2,
+        seed=3,
+    )
     m.fit(progress=False)
     fine = fine_grid_posterior(m.sd)
     df = compare_fit(m.idata, fine)

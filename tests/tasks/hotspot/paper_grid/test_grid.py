@@ -125,8 +125,17 @@ def test_reproduces_paper_tables_whole_cohort(hotspot, paper_split):
     t2 = res.table2.set_index("subject")
     for s, (fam, par, tn, tp, g, w, dr2, dr3, tot) in TABLE2.items():
         r = t2.loc[s]
-        got = (r.family, round(r.param, 2), round(r.tau_neg, 2), round(r.tau_pos, 2), round(r.gamma, 2),
-               round(r.w_em, 2), round(r.mean_dr2, 2), round(r.mean_dr3, 2), round(r.mean_total, 2))
+        got = (
+            r.family,
+            round(r.param, 2),
+            round(r.tau_neg, 2),
+            round(r.tau_pos, 2),
+            round(r.gamma, 2),
+            round(r.w_em, 2),
+            round(r.mean_dr2, 2),
+            round(r.mean_dr3, 2),
+            round(r.mean_total, 2),
+        )
         assert got == (fam, par, tn, tp, g, w, dr2, dr3, tot), s
 
 
@@ -145,13 +154,40 @@ def test_reproduce_cli_contract(tmp_path, raw_folder):
             shutil.copy(raw_folder / f"{kind}{uid}.csv", two)
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "ibo_pymc.cli.reproduce", "--data", str(two), "--out", str(out),
-         "--workers", "1", "--quiet", "--split", "random", "--seed", "3"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "ibo_pymc.cli.reproduce",
+            "--data",
+            str(two),
+            "--out",
+            str(out),
+            "--workers",
+            "1",
+            "--quiet",
+            "--split",
+            "random",
+            "--seed",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     fits = pd.read_csv(out / "fits.csv")
-    assert list(fits.columns) == ["model", "subject", "family", "param", "tau", "tau_neg", "tau_pos", "gamma", "w_em", "oos_loglik"]
+    assert list(fits.columns) == [
+        "model",
+        "subject",
+        "family",
+        "param",
+        "tau",
+        "tau_neg",
+        "tau_pos",
+        "gamma",
+        "w_em",
+        "oos_loglik",
+    ]
     assert len(fits) == 6 and set(fits["family"]) <= {"PI", "EI", "UCB"}
     assert (fits.loc[fits.model == "u", ["tau", "tau_neg", "tau_pos"]] == 0).all().all()
     tau = fits[fits.model == "tau"]
@@ -159,7 +195,18 @@ def test_reproduce_cli_contract(tmp_path, raw_folder):
     t1 = pd.read_csv(out / "table1.csv")
     assert list(t1.columns) == ["subject", "u", "tau", "tau_pm"] and t1["subject"].iloc[-1] == "total"
     t2 = pd.read_csv(out / "table2.csv")
-    assert list(t2.columns) == ["subject", "family", "param", "tau_neg", "tau_pos", "gamma", "w_em", "mean_dr2", "mean_dr3", "mean_total"]
+    assert list(t2.columns) == [
+        "subject",
+        "family",
+        "param",
+        "tau_neg",
+        "tau_pos",
+        "gamma",
+        "w_em",
+        "mean_dr2",
+        "mean_dr3",
+        "mean_total",
+    ]
     split = pd.read_csv(out / "split.csv")
     assert (split.groupby("subject")["set"].apply(lambda s: (s == "train").mean()).between(0.78, 0.82)).all()
 
@@ -171,9 +218,20 @@ def test_reproduce_bad_split_exit_2(tmp_path, raw_folder):
     bad = tmp_path / "split.csv"
     bad.write_text("subject,session_id,set\n1,9434,validation\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "ibo_pymc.cli.reproduce", "--data", str(raw_folder), "--split", str(bad),
-         "--out", str(tmp_path / "o"), "--quiet"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "ibo_pymc.cli.reproduce",
+            "--data",
+            str(raw_folder),
+            "--split",
+            str(bad),
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 2
     assert "split.csv:2: field 'set'" in proc.stderr and "Traceback" not in proc.stderr

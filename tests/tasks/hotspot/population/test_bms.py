@@ -42,7 +42,9 @@ def _exact_log_evidence_h1(lme):
     """log p(y | H1) for two models and alpha0 = (1, 1): the integral over r of prod_n (r e^l1 + (1 - r) e^l2)."""
     m = lme.max(axis=1)
     e = np.exp(lme - m[:, None])
-    val, _ = integrate.quad(lambda r: np.exp(np.log(r * e[:, 0] + (1 - r) * e[:, 1]).sum()), 0, 1, epsabs=0, epsrel=1e-12, limit=200)
+    val, _ = integrate.quad(
+        lambda r: np.exp(np.log(r * e[:, 0] + (1 - r) * e[:, 1]).sum()), 0, 1, epsabs=0, epsrel=1e-12, limit=200
+    )
     return float(np.log(val) + m.sum())
 
 
@@ -94,15 +96,33 @@ def test_invariances():
     np.testing.assert_allclose(shifted.alpha, r.alpha, rtol=1e-9)
     np.testing.assert_allclose(shifted.bor, r.bor, rtol=1e-6)
     perm = random_effects_bms(lme[["c", "a", "b"]])
-    np.testing.assert_allclose(perm.table().loc[["a", "b", "c"]].to_numpy(), r.table().to_numpy(), rtol=1e-8, atol=1e-12)
-    assert list(r.table().columns) == ["alpha", "expected_frequency", "exceedance_probability", "protected_exceedance_probability"]
+    np.testing.assert_allclose(
+        perm.table().loc[["a", "b", "c"]].to_numpy(), r.table().to_numpy(), rtol=1e-8, atol=1e-12
+    )
+    assert list(r.table().columns) == [
+        "alpha",
+        "expected_frequency",
+        "exceedance_probability",
+        "protected_exceedance_probability",
+    ]
     assert r.table().index.name == "model"
     np.testing.assert_allclose(r.posterior.sum(axis=1), 1.0)
     np.testing.assert_allclose(r.alpha, 1 + r.posterior.sum(axis=0).to_numpy(), rtol=1e-6)
 
 
-@pytest.mark.parametrize("alpha", [[8.2, 7.6, 7.2], [30, 2, 1.5, 4], [1, 1, 1], [200, 190, 5], [0.4, 0.9, 2.5],
-                                   [20.9, 8.9, 1.1, 0.34], [0.01, 0.02, 0.03], [5000, 4900, 3]])
+@pytest.mark.parametrize(
+    "alpha",
+    [
+        [8.2, 7.6, 7.2],
+        [30, 2, 1.5, 4],
+        [1, 1, 1],
+        [200, 190, 5],
+        [0.4, 0.9, 2.5],
+        [20.9, 8.9, 1.1, 0.34],
+        [0.01, 0.02, 0.03],
+        [5000, 4900, 3],
+    ],
+)
 def test_exceedance_quadrature_matches_sampling(alpha):
     xp, how = exceedance_probabilities(alpha)
     assert how.startswith("quadrature")
@@ -152,20 +172,27 @@ def test_protection_under_a_family_prior_of_unequal_sizes():
     lme = pd.DataFrame(rng.normal(0, 0.3, size=(6, 3)), columns=["a", "b1", "b2"])
     fam = family_bms(lme, {"A": ["a"], "B": ["b1", "b2"]})
     m = fam.models
-    np.testing.assert_allclose(m.protected_exceedance_probability, (1 - m.bor) * m.exceedance_probability + m.bor * np.array([1, 0, 0]))
+    np.testing.assert_allclose(
+        m.protected_exceedance_probability, (1 - m.bor) * m.exceedance_probability + m.bor * np.array([1, 0, 0])
+    )
     assert m.protected_exceedance_probability.sum() == pytest.approx(1)
-    np.testing.assert_allclose(fam.protected_exceedance_probability, (1 - fam.bor) * fam.exceedance_probability + fam.bor / 2)
+    np.testing.assert_allclose(
+        fam.protected_exceedance_probability, (1 - fam.bor) * fam.exceedance_probability + fam.bor / 2
+    )
     with pytest.raises(ValueError, match="alpha0"):
         family_bms(lme, {"A": ["a"], "B": ["b1", "b2"]}, alpha0=[1, 1, 1])
 
 
-@pytest.mark.parametrize("bad,match", [
-    ({"A": ["a1", "a1", "a2"], "B": ["b1", "b2"]}, "lists a model twice"),
-    ({"A": ["a1", "a2"], "B": ["b1"]}, "in no family"),
-    ({"A": ["a1", "a2"], "B": ["b1", "b2", "a1"]}, "in two families"),
-    ({"A": ["a1", "a2", "b1", "b2"]}, "at least two families"),
-    ({"A": ["a1", "a2", "b1"], "B": ["b2", "zz"]}, "not one of the models"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        ({"A": ["a1", "a1", "a2"], "B": ["b1", "b2"]}, "lists a model twice"),
+        ({"A": ["a1", "a2"], "B": ["b1"]}, "in no family"),
+        ({"A": ["a1", "a2"], "B": ["b1", "b2", "a1"]}, "in two families"),
+        ({"A": ["a1", "a2", "b1", "b2"]}, "at least two families"),
+        ({"A": ["a1", "a2", "b1"], "B": ["b2", "zz"]}, "not one of the models"),
+    ],
+)
 def test_bad_partitions(bad, match):
     lme = pd.DataFrame(np.zeros((3, 4)), columns=["a1", "a2", "b1", "b2"])
     with pytest.raises(ValueError, match=match):

@@ -28,8 +28,11 @@ def test_bms_known_answer(tmp_path, capsys):
     np.testing.assert_allclose(t["exceedance_probability"], [0.94738, 0.05262], atol=2e-4)
     side = json.loads(out.with_suffix(".json").read_text())
     assert side["bor"] == pytest.approx(0.51741, abs=1e-4) and side["n_subjects"] == 5
-    np.testing.assert_allclose(t["protected_exceedance_probability"],
-                               (1 - side["bor"]) * t["exceedance_probability"] + side["bor"] / 2, rtol=1e-8)
+    np.testing.assert_allclose(
+        t["protected_exceedance_probability"],
+        (1 - side["bor"]) * t["exceedance_probability"] + side["bor"] / 2,
+        rtol=1e-8,
+    )
     printed = capsys.readouterr().out
     assert "Bayesian omnibus risk (BOR) 0.517" in printed
 
@@ -43,7 +46,19 @@ def test_bms_families_and_sampling(tmp_path, capsys):
     t = pd.read_csv(out)
     assert list(t["model"]) == ["AB", "CD"] and t["expected_frequency"].sum() == pytest.approx(1)
     out3 = tmp_path / "three.csv"
-    args = ["bms", "--lme", str(lme), "--csv", str(out3), "--exceedance", "sampling", "--samples", "20000", "--seed", "5"]
+    args = [
+        "bms",
+        "--lme",
+        str(lme),
+        "--csv",
+        str(out3),
+        "--exceedance",
+        "sampling",
+        "--samples",
+        "20000",
+        "--seed",
+        "5",
+    ]
     assert main(args) == 0
     first = out3.read_bytes()
     assert main(args) == 0
@@ -52,10 +67,29 @@ def test_bms_families_and_sampling(tmp_path, capsys):
 
 
 def test_run_small_cohort(valid_raw, tmp_path):
-    """One subject of the corpus cohort: three fits, their evidences in the attrs and the tables; a rerun reuses them."""
+    """One subject of the corpus cohort: three fits, their evidences in the attrs and the tables; a rerun reuses
+    them."""
     out, fits = tmp_path / "out", tmp_path / "fits"
-    argv = ["run", "--data", str(valid_raw), "--out", str(out), "--fits", str(fits), "--subject", "1",
-            "--draws", "100", "--tune", "300", "--chains", "2", "--workers", "1", "--quiet"]
+    argv = [
+        "run",
+        "--data",
+        str(valid_raw),
+        "--out",
+        str(out),
+        "--fits",
+        str(fits),
+        "--subject",
+        "1",
+        "--draws",
+        "100",
+        "--tune",
+        "300",
+        "--chains",
+        "2",
+        "--workers",
+        "1",
+        "--quiet",
+    ]
     assert main(argv) == 0
     assert {p.name for p in out.iterdir()} == set(FILES.values())
     ev = pd.read_csv(out / FILES["evidence"])
@@ -67,8 +101,11 @@ def test_run_small_cohort(valid_raw, tmp_path):
         assert idata.posterior.attrs["log_evidence_error"] == pytest.approx(rows.loc["all", "error"], abs=1e-6)
         fam = rows.drop("all")["log_evidence"]
         assert rows.loc["all", "log_evidence"] == pytest.approx(special.logsumexp(fam) - np.log(3), abs=1e-6)
-        np.testing.assert_allclose(fam.loc[list(idata.component_evidence["family"].values)],
-                                   idata.component_evidence["family_log_evidence"].values, atol=1e-6)
+        np.testing.assert_allclose(
+            fam.loc[list(idata.component_evidence["family"].values)],
+            idata.component_evidence["family_log_evidence"].values,
+            atol=1e-6,
+        )
     t = pd.read_csv(out / FILES["models"])
     assert list(t.columns) == HEADER and list(t["model"]) == ["u", "tau", "tau_pm"]
     stamps = {p.name: p.stat().st_mtime_ns for p in fits.glob("*.nc")}
@@ -78,11 +115,14 @@ def test_run_small_cohort(valid_raw, tmp_path):
     assert (out / FILES["models"]).read_bytes() == tables
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["run", "--out", "x", "--subject", "-1"], "--subject"),
-    (["run", "--out", "x", "--subject", "1,a"], "--subject"),
-    (["bms", "--lme", "x.csv"], "--csv"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["run", "--out", "x", "--subject", "-1"], "--subject"),
+        (["run", "--out", "x", "--subject", "1,a"], "--subject"),
+        (["bms", "--lme", "x.csv"], "--csv"),
+    ],
+)
 def test_usage_errors(argv, needle, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)

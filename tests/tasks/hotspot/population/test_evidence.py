@@ -40,7 +40,9 @@ def test_wide_tables_and_partitions():
     fam = lme_table(ev, "family")
     assert list(fam.columns)[:3] == ["u:PI", "u:EI", "u:UCB"] and fam.shape == (6, 9)
     # the model's evidence is the families' mean evidence (uniform family prior)
-    np.testing.assert_allclose(models["tau"], special.logsumexp(fam[["tau:PI", "tau:EI", "tau:UCB"]], axis=1) - np.log(3))
+    np.testing.assert_allclose(
+        models["tau"], special.logsumexp(fam[["tau:PI", "tau:EI", "tau:UCB"]], axis=1) - np.log(3)
+    )
     assert partition_by(fam.columns, "family")["UCB"] == ["u:UCB", "tau:UCB", "tau_pm:UCB"]
     assert partition_by(fam.columns, "model")["tau_pm"] == ["tau_pm:PI", "tau_pm:EI", "tau_pm:UCB"]
     with pytest.raises(ValueError, match="MODEL:FAMILY"):
@@ -61,7 +63,13 @@ def test_cohort_comparisons_and_files(tmp_path):
     written = write_cohort(res, tmp_path)
     assert {p.name for p in written} == set(FILES.values())
     t = pd.read_csv(tmp_path / FILES["models"])
-    assert list(t.columns) == ["model", "alpha", "expected_frequency", "exceedance_probability", "protected_exceedance_probability"]
+    assert list(t.columns) == [
+        "model",
+        "alpha",
+        "expected_frequency",
+        "exceedance_probability",
+        "protected_exceedance_probability",
+    ]
     np.testing.assert_allclose(t["alpha"], res.models.alpha, rtol=1e-5)
     summary = json.loads((tmp_path / FILES["summary"]).read_text())
     assert summary["models"]["bor"] == pytest.approx(res.models.bor, rel=1e-12)

@@ -15,8 +15,22 @@ from tests.conftest import PAPER_SPLITS
 @pytest.mark.slow
 def test_hierarchical_on_three_subjects(raw_folder, tmp_path):
     out = tmp_path / "out"
-    argv = ["hierarchical", "--data", str(raw_folder), "--out", str(out), "--subject", "26,27,28",
-            "--split", str(PAPER_SPLITS), "--population-draws", "500", "--workers", "1", "--quiet"]
+    argv = [
+        "hierarchical",
+        "--data",
+        str(raw_folder),
+        "--out",
+        str(out),
+        "--subject",
+        "26,27,28",
+        "--split",
+        str(PAPER_SPLITS),
+        "--population-draws",
+        "500",
+        "--workers",
+        "1",
+        "--quiet",
+    ]
     assert main(argv) == 0
     assert {p.name for p in out.iterdir() if p.is_file()} == set(HIERARCHICAL_FILES.values())
     pop = pd.read_csv(out / HIERARCHICAL_FILES["population"])

@@ -69,7 +69,9 @@ def test_sbc_replicate_and_uniformity():
     for q in ("xi_pi", "xi_ei", "p_ucb", "gamma", "w", "tau_neg", "tau_pos", "family_draw"):
         assert 0 <= r[q] <= 49
     rng = np.random.default_rng(0)
-    flat = pd.DataFrame({"a": rng.integers(0, 100, 2000), "b": np.r_[rng.integers(0, 20, 1000), rng.integers(80, 100, 1000)]})
+    flat = pd.DataFrame(
+        {"a": rng.integers(0, 100, 2000), "b": np.r_[rng.integers(0, 20, 1000), rng.integers(80, 100, 1000)]}
+    )
     u = uniformity(flat)
     assert u.loc["a", "p_value"] > 0.01 and u.loc["b", "p_value"] < 1e-6
 
@@ -77,9 +79,30 @@ def test_sbc_replicate_and_uniformity():
 def test_cli_coverage(tmp_path):
     out = tmp_path / "cell.csv"
     r = subprocess.run(
-        [sys.executable, "-m", "ibo_pymc.cli.simulate", "coverage", "--family", "PI", "--param", "15", "--n-obs", "50",
-         "--reps", "20", "--workers", "1", "--csv", str(out), "--quiet", "--protocol", "text"],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "ibo_pymc.cli.simulate",
+            "coverage",
+            "--family",
+            "PI",
+            "--param",
+            "15",
+            "--n-obs",
+            "50",
+            "--reps",
+            "20",
+            "--workers",
+            "1",
+            "--csv",
+            str(out),
+            "--quiet",
+            "--protocol",
+            "text",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert r.returncode == 0, r.stderr
     assert "true function covered by the 95% set" in r.stdout and "MC se" in r.stdout
@@ -87,13 +110,29 @@ def test_cli_coverage(tmp_path):
     assert pd.read_csv(out)["reps"].iloc[0] == 20
     bad = subprocess.run(
         [sys.executable, "-m", "ibo_pymc.cli.simulate", "coverage", "--family", "PI", "--param", "45", "--n-obs", "10"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert bad.returncode == 2 and "--param" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
     bad = subprocess.run(
-        [sys.executable, "-m", "ibo_pymc.cli.simulate", "coverage", "--family", "PI", "--param", "4", "--n-obs", "10",
-         "--gamma", "zero"],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "ibo_pymc.cli.simulate",
+            "coverage",
+            "--family",
+            "PI",
+            "--param",
+            "4",
+            "--n-obs",
+            "10",
+            "--gamma",
+            "zero",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert bad.returncode == 2 and "--gamma" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
