@@ -72,9 +72,21 @@ def table3(df: pd.DataFrame, ref: Path) -> None:
         col = 0 if r.covered == "truth" else 1
         theirs = int(saved[:, col].sum())
         ours = int(round(r.coverage * r.reps))
-        rows.append({"family": r.family, "node": k, "param": r.param, "n_obs": int(r.n_obs), "covered": r.covered,
-                     "ours": ours, "reps": int(r.reps), "reference": theirs, "ref_reps": len(saved),
-                     "diff": ours / r.reps - theirs / len(saved), "p": fisher(ours, int(r.reps), theirs, len(saved))})
+        rows.append(
+            {
+                "family": r.family,
+                "node": k,
+                "param": r.param,
+                "n_obs": int(r.n_obs),
+                "covered": r.covered,
+                "ours": ours,
+                "reps": int(r.reps),
+                "reference": theirs,
+                "ref_reps": len(saved),
+                "diff": ours / r.reps - theirs / len(saved),
+                "p": fisher(ours, int(r.reps), theirs, len(saved)),
+            }
+        )
     out = pd.DataFrame(rows)
     for what in ("truth", "gamma"):
         sub = out[out["covered"] == what].copy()
@@ -84,10 +96,12 @@ def table3(df: pd.DataFrame, ref: Path) -> None:
         label = "the truth" if what == "truth" else f"gamma = {df['gamma'].iloc[0]:.4f}"
         print(f"Coverage of {label}: ours vs the reference's saved replicates (covered / replicates)\n")
         print(sub.drop(columns="covered").to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-        print(f"\n{len(sub)} cells; Fisher exact p < 0.05 in {int((sub['p'] < 0.05).sum())} "
-              f"(about {0.05 * len(sub):.1f} expected by chance), p < 0.01 in {int((sub['p'] < 0.01).sum())}; "
-              f"Holm-adjusted p < 0.05 in {int((sub['p_holm'] < 0.05).sum())}; "
-              f"max |diff| {np.abs(sub['diff']).max():.3f}\n")
+        print(
+            f"\n{len(sub)} cells; Fisher exact p < 0.05 in {int((sub['p'] < 0.05).sum())} "
+            f"(about {0.05 * len(sub):.1f} expected by chance), p < 0.01 in {int((sub['p'] < 0.01).sum())}; "
+            f"Holm-adjusted p < 0.05 in {int((sub['p_holm'] < 0.05).sum())}; "
+            f"max |diff| {np.abs(sub['diff']).max():.3f}\n"
+        )
 
 
 def printed(family: str, param: float) -> float:
@@ -97,26 +111,42 @@ def printed(family: str, param: float) -> float:
 
 def table4(df: pd.DataFrame, ref: Path) -> None:
     df = df.copy()
-    df["paper"] = [TABLE4[(r.family, printed(r.family, r.param))][r.covered][N_OBS.index(int(r.n_obs))]
-                   for r in df.itertuples()]
+    df["paper"] = [
+        TABLE4[(r.family, printed(r.family, r.param))][r.covered][N_OBS.index(int(r.n_obs))] for r in df.itertuples()
+    ]
     df["diff"] = df["coverage"] - df["paper"]
     se = np.sqrt(df["mcse"] ** 2 + np.maximum(df["paper"] * (1 - df["paper"]), 1 / 1000) / 1000)
     df["z"] = np.sign(df["diff"]) * np.maximum(np.abs(df["diff"]) - 0.005, 0) / se
     print("Table 4 against the published values (z: difference beyond rounding in combined MC se)\n")
-    print(df[["family", "param", "n_obs", "covered", "coverage", "mcse", "paper", "diff", "z"]]
-          .to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(
+        df[["family", "param", "n_obs", "covered", "coverage", "mcse", "paper", "diff", "z"]].to_string(
+            index=False, float_format=lambda v: f"{v:.3f}"
+        )
+    )
     ok = np.abs(df["z"]) <= 2
-    print(f"\ncells: {len(df)}; within 2 combined MC se (+0.005 rounding): {int(ok.sum())}; "
-          f"max |diff| {np.abs(df['diff']).max():.3f}\n")
+    print(
+        f"\ncells: {len(df)}; within 2 combined MC se (+0.005 rounding): {int(ok.sum())}; "
+        f"max |diff| {np.abs(df['diff']).max():.3f}\n"
+    )
     rows = []
     for r in df[(df["family"] == "EI") & (df["n_obs"] == 10)].itertuples():
         k = node(r.family, r.param)
         saved = read_rds(ref / f"{r.covered}_EI_omitted_{k}_10.rds")
         theirs = int(np.isfinite(saved[:, 0]).sum())
         ours = int(round(r.coverage * r.reps))
-        rows.append({"family": "EI", "node": k, "param": r.param, "n_obs": 10, "present": r.covered, "ours": ours,
-                     "reference": theirs, "diff": ours / r.reps - theirs / len(saved),
-                     "p": fisher(ours, int(r.reps), theirs, len(saved))})
+        rows.append(
+            {
+                "family": "EI",
+                "node": k,
+                "param": r.param,
+                "n_obs": 10,
+                "present": r.covered,
+                "ours": ours,
+                "reference": theirs,
+                "diff": ours / r.reps - theirs / len(saved),
+                "p": fisher(ours, int(r.reps), theirs, len(saved)),
+            }
+        )
     if rows:
         out = pd.DataFrame(rows)
         print("EI omitted, n_obs = 10, against the reference's saved replicates (Fisher exact test)\n")
