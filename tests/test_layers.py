@@ -142,3 +142,18 @@ def test_no_task_imports_another():
         mine = _task_of(mod)
         others = {_task_of(d) for d in deps} - {None, mine}
         assert mine is None or not others, f"{mod} imports the tasks {sorted(others)}"
+
+
+def test_the_nutpie_path_does_not_import_pytensor():
+    """Fitting with nutpie (the default) runs the compiled callback: PyTensor (1.2 s to import) is loaded only
+    for PyMC's own paths (``build()``, ``sampler="pymc"``)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import ibo_pymc.tasks.hotspot.model.fit, ibo_pymc.tasks.hotspot.model.compiled, "
+        "ibo_pymc.tasks.hotspot.model.sampling, ibo_pymc.cli.sample; "
+        "print(sorted(m for m in ('pytensor', 'pymc') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

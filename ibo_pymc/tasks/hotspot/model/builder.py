@@ -50,7 +50,7 @@ from ibo_pymc.tasks.hotspot.forward.variants import (
     tau_names,
 )
 from ibo_pymc.tasks.hotspot.model.lookup import RoundTables
-from ibo_pymc.tasks.hotspot.model.op import half_angles
+from ibo_pymc.tasks.hotspot.model.round_loglik import half_angles
 
 __all__ = ["LAYOUTS", "MODELS", "Component", "SubjectData", "build_model", "prior_bounds", "tau_names"]
 

@@ -38,7 +38,7 @@ from ibo_pymc.engine.density import (
 from ibo_pymc.tasks.hotspot.forward.priors import PRIORS
 from ibo_pymc.tasks.hotspot.forward.variants import tau_names
 from ibo_pymc.tasks.hotspot.model.builder import SubjectData, whole_families
-from ibo_pymc.tasks.hotspot.model.op import _loglik_kernel
+from ibo_pymc.tasks.hotspot.model.round_loglik import _loglik_kernel
 
 _H = 9  # header: F, P, K, N, n_neg, (unused), layout (0 marginal, 1 stacked), tau_step, n_dim
 _D = 4  # per unconstrained coordinate: code, component (-1: all), prior low, prior high
