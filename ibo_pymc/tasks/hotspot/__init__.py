@@ -59,13 +59,14 @@ class HotspotTask:
     def fits_table(self, paths, *, executor=None):
         """The convergence table of saved fits: per fit, worst R-hat, smallest ESS, divergences, thinning,
         family probabilities, and the quantities that miss the targets
-        (:func:`~ibo_pymc.tasks.hotspot.model.report.convergence_row`)."""
+        (:func:`~ibo_pymc.tasks.hotspot.model.report.convergence_row`), one job per fit on ``executor``."""
         import pandas as pd
 
-        from ibo_pymc.tasks.hotspot.model.fit import IBOModel
-        from ibo_pymc.tasks.hotspot.model.report import convergence_row
+        from ibo_pymc.execution import Job, run_jobs
+        from ibo_pymc.tasks.hotspot.model.report import convergence_of
 
-        return pd.DataFrame([convergence_row(IBOModel.load(p)) for p in paths])
+        jobs = [Job(f"convergence of {p}", convergence_of, (str(p),)) for p in paths]
+        return pd.DataFrame(run_jobs(jobs, executor, label="convergence").raise_failures().results)
 
     def fits_table_name(self, *, model: str) -> str:
         """The file name of :meth:`fits_table` beside the fits of one model."""
