@@ -13,7 +13,7 @@
 Compile caches. PyTensor's compile directory is not safe for several
 processes compiling at once, so every worker gets its own, persistent one
 (``<cache>/pytensor/worker-<name>``, set before the worker imports PyTensor by
-the :class:`CompileCachePerWorker` plugin): a worker compiles once and reuses
+the :class:`~ibo_pymc.execution.plugins.CompileCachePerWorker` plugin): a worker compiles once and reuses
 it for every task, and again in the next run. Numba's on-disk cache (the
 compiled density) is shared: Numba writes each cache file to a temporary name
 and renames it, so concurrent writers cannot leave a torn file, and each
@@ -24,18 +24,9 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import sys
 from contextlib import contextmanager
 
-from ibo_pymc.cache import cache_root
 from ibo_pymc.errors import InputError
-
-try:  # the plugin base class, when distributed is installed (a dependency; kept optional for this import)
-    from distributed import WorkerPlugin as _WorkerPlugin
-except ImportError:  # pragma: no cover
-    _WorkerPlugin = object
-
 
 #: Dask settings of the local cluster's workers. A worker's statistical profiler (every 10 ms) and its
 #: event-loop tick (20 ms) and monitors take the GIL from the task thread; our fits are partly pure
@@ -58,40 +49,6 @@ CONNECT_TIMEOUT = "20s"
 def default_workers() -> int:
     """One worker per core."""
     return max(1, os.cpu_count() or 1)
-
-
-def compile_dir(worker_name) -> str:
-    """The PyTensor compile directory of one worker."""
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(worker_name)).strip("_") or "worker"
-    return str(cache_root() / "pytensor" / f"worker-{name}")
-
-
-class CompileCachePerWorker(_WorkerPlugin):
-    """Give each Dask worker its own PyTensor compile directory (module docstring)."""
-
-    name = "ibo-pymc-compile-cache"
-
-    def setup(self, worker):
-        path = compile_dir(worker.name)
-        if "pytensor" in sys.modules:  # a worker that already compiled keeps the directory it has
-            return
-        os.makedirs(path, exist_ok=True)
-        flags = [f for f in os.environ.get("PYTENSOR_FLAGS", "").split(",") if f and not f.startswith("compiledir=")]
-        os.environ["PYTENSOR_FLAGS"] = ",".join([*flags, f"compiledir={path}"])
-
-
-class NoNestedDask(_WorkerPlugin):
-    """Run whatever Dask graph a task computes inside its worker, synchronously: xarray's ``to_netcdf`` asks
-    Dask for a scheduler even for in-memory data, and in a worker Dask answers with a new client of the
-    cluster (a connection per worker, and at Ctrl-C each one printed a traceback as it was collected after
-    its event loop closed). Our tasks never submit work back to the cluster."""
-
-    name = "ibo-pymc-no-nested-dask"
-
-    def setup(self, worker):
-        import dask
-
-        dask.config.set(scheduler="synchronous")
 
 
 def scheduler_address(scheduler: str | None = None) -> str | None:
@@ -155,6 +112,8 @@ class LazyCluster:
                     silence_logs=logging.ERROR,
                 )
             self.client = Client(self._cluster)
+        from ibo_pymc.execution.plugins import CompileCachePerWorker, NoNestedDask
+
         self.client.register_plugin(CompileCachePerWorker())
         self.client.register_plugin(NoNestedDask())
         return self.client

@@ -9,7 +9,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import pytest
 
 from ibo_pymc.execution import Job, JobError, open_executor, run_jobs
-from ibo_pymc.execution.cluster import compile_dir
+from ibo_pymc.execution.plugins import compile_dir
 
 
 def boom(x):

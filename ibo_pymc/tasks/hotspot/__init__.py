@@ -63,7 +63,7 @@ class HotspotTask:
         import pandas as pd
 
         from ibo_pymc.execution import Job, run_jobs
-        from ibo_pymc.tasks.hotspot.model.report import convergence_of
+        from ibo_pymc.tasks.hotspot.model.fit_many import convergence_of
 
         jobs = [Job(f"convergence of {p}", convergence_of, (str(p),)) for p in paths]
         return pd.DataFrame(run_jobs(jobs, executor, label="convergence").raise_failures().results)

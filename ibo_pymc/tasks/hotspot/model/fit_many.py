@@ -217,3 +217,12 @@ def cohort_jobs(data, subjects, models, config: FitConfig | None = None, *, spli
             if split is not None:
                 jobs.append(FitJob(split.partition(obs)[0], cfg, "-train"))
     return jobs
+
+
+def convergence_of(path) -> dict:
+    """One execution-layer job: the convergence row
+    (:func:`~ibo_pymc.tasks.hotspot.model.report.convergence_row`) of the fit saved at ``path``."""
+    from ibo_pymc.tasks.hotspot.model.fit import IBOModel
+    from ibo_pymc.tasks.hotspot.model.report import convergence_row
+
+    return convergence_row(IBOModel.load(path))

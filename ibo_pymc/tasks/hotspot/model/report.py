@@ -63,13 +63,6 @@ def fit_report(m, elapsed: float | None = None, hdi_prob: float = HDI_PROB) -> s
     return "\n".join(lines + ([note] if note else []))
 
 
-def convergence_of(path) -> dict:
-    """One execution-layer job: the :func:`convergence_row` of the fit saved at ``path``."""
-    from ibo_pymc.tasks.hotspot.model.fit import IBOModel
-
-    return convergence_row(IBOModel.load(path))
-
-
 def convergence_row(m) -> dict:
     """One fit's row of the cohort's convergence table (``ibo-sample --subject all``: convergence-MODEL.csv)."""
     diag = m.diagnostics()
