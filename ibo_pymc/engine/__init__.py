@@ -14,9 +14,10 @@
   evidences and probabilities
 * :mod:`.mixing`, :mod:`.samplers` -- small numerics and sampler helpers
 
-Both tasks' models are :class:`~.model.IBOModelBase` subclasses. The grid-search task's fits with the engine's
-family-by-family loop; the hotspot task's model still overrides ``fit`` with its own loop
-(:mod:`ibo_pymc.tasks.hotspot.model.fit`: all families side by side in one NUTS run from the paper's grid
-posterior, strata), which shares the bridge sampling, strata, nutpie adapter, priors, results readers and
-LOO here; that loop becomes an engine option next.
+Both tasks' models are :class:`~.model.IBOModelBase` subclasses fitted by the one loop
+(:func:`~.fitting.fit_components`); what differs is the sampling plan, the loop's one option a task chooses:
+the grid-search task samples family by family (:class:`~.fitting.PerFamily`, with Laplace screening), the
+hotspot task all families side by side in one NUTS run started from the paper's grid posterior
+(:class:`~ibo_pymc.tasks.hotspot.model.sampling.JointSampling`). Bridge sampling, strata, thinning, the
+nutpie adapter, priors, the results readers and LOO are the same for both.
 """
