@@ -140,13 +140,13 @@ def sample_family(density: Density, mode: np.ndarray, config: EngineConfig, seed
     draws, tune = config.draws * thin, config.tune * thin
     names = list(density.names)
     if config.sampler == "nutpie":
-        import nutpie
+        from ibo_pymc.engine.samplers import nutpie_sample
 
         def initial_point(s):
             return mode + 0.1 * np.random.default_rng(s).standard_normal(len(mode))
 
         extra = {"low_rank_modified_mass_matrix": True} if config.mass_matrix == "low_rank" else {}
-        tr = nutpie.sample(
+        tr = nutpie_sample(
             density.nutpie_model(initial_point),
             draws=draws,
             tune=tune,

@@ -361,3 +361,21 @@ def test_cli_recovery(tmp_path, cogmaps_folder, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["recovery", "--n", "2"])
     assert exc.value.code == 2 and "--task hotspot is not available in ibo-simulate recovery" in capsys.readouterr().err
+
+
+def test_cli_sample_terminated_while_sampling_keeps_previous_output(tmp_path, cogmaps_folder):
+    """SIGTERM while the engine's nutpie runs exits 143 (not an internal error) and leaves the old file."""
+    import signal
+    import sys
+
+    from tests.processes import signal_after
+
+    out = tmp_path / "p4.nc"
+    out.write_bytes(b"previous result")
+    cmd = [sys.executable, "-m", "ibo_pymc.cli.sample", "--task", "gridsearch", "--subject", "4"]
+    cmd += ["--data", str(cogmaps_folder), "--draws", "20000", "--out", str(out)]
+    rc, err = signal_after(cmd, "fitting participant", signal.SIGTERM, settle=3, stop_timeout=60)
+    assert rc == 143, err
+    assert "terminated" in err and "internal error" not in err
+    assert out.read_bytes() == b"previous result"
+    assert [p.name for p in tmp_path.iterdir()] == ["p4.nc"]

@@ -14,8 +14,7 @@ import numpy as np
 
 def sample_nutpie(sd, comps, inits, *, draws, tune, chains, cores, seed, progress, constrain=None):
     """nutpie on the cached C callback of the stacked density (:mod:`ibo_pymc.tasks.hotspot.model.compiled`)."""
-    import nutpie
-
+    from ibo_pymc.engine.samplers import nutpie_sample
     from ibo_pymc.tasks.hotspot.model.compiled import compile_model
 
     cm = compile_model(sd, "stacked", comps)
@@ -24,7 +23,7 @@ def sample_nutpie(sd, comps, inits, *, draws, tune, chains, cores, seed, progres
         return inits[np.random.default_rng(s).integers(len(inits))].copy()
 
     cm = dataclasses.replace(cm, initial_point_func=initial_point)
-    tr = nutpie.sample(cm, draws=draws, tune=tune, chains=chains, cores=cores, seed=seed, progress_bar=progress)
+    tr = nutpie_sample(cm, draws=draws, tune=tune, chains=chains, cores=cores, seed=seed, progress_bar=progress)
     return tr.posterior, tr.sample_stats
 
 
