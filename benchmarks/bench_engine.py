@@ -94,6 +94,9 @@ def main(argv=None) -> int:
                 b = pd.read_csv(tmp / "run-current" / "cohort" / "lme_models.csv", index_col=0)
                 diff = (a - b.reindex_like(a)).abs().max().max()
                 print(f"cohort log evidences: largest difference between the two runs {diff:.3g}")
+                committed = pd.read_csv(REPO / "models" / "cohort" / "lme_models.csv", index_col=0)
+                diff = (committed - b.reindex_like(committed)).abs().max().max()
+                print(f"  and between this run and models/cohort/lme_models.csv {diff:.3g}")
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=REPO, check=False)
     return 0

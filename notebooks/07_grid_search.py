@@ -168,7 +168,7 @@ pd.concat({"mean posterior probability": summ.groupby("context")[families].mean(
 # exploration almost never explain a person's choices. Pure exploitation is the
 # more probable of the two for most people, and more so in the conceptual task,
 # where directed exploration is weaker (the beta comparison below). The three
-# parameters per participant, with 90% posterior intervals (lambda and tau with
+# parameters per participant, with 95% posterior intervals (lambda and tau with
 # the family marginalised, beta given UCB), sorted by the spatial estimate:
 
 # %%
