@@ -90,15 +90,22 @@ def build_parser() -> ArgumentParser:
         help=f"mass of the highest-density intervals in the printed summary and (gridsearch) the fits table "
         f"(default {HDI_PROB:g}, every task)",
     )
+    p.add_argument(
+        "--save-full",
+        action="store_true",
+        help="one subject: also store the posterior predictive and the log-likelihood in float64 (a file 4-8 "
+        "times larger; by default the predictive is drawn again on demand and the log-likelihood is packed "
+        "in 16 bits)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     add_execution_options(p)
     return p
 
 
-def _fit_and_save(model, path: str) -> str:
+def _fit_and_save(model, path: str, full: bool = False) -> str:
     """One execution-layer job: fit ``model`` and save it at ``path`` (one subject sent to a cluster)."""
     model.fit(progress=False)
-    return str(model.save(path))
+    return str(model.save(path, full=full))
 
 
 def _one(args, task, model, path: Path) -> int:
@@ -117,10 +124,12 @@ def _one(args, task, model, path: Path) -> int:
                 flush=True,
             )
         model.fit(progress=not args.quiet)
-        model.save(path)
+        model.save(path, full=args.save_full)
     else:
         with executor(args) as ex:
-            run_jobs([Job(f"{unit} {s}", _fit_and_save, (model, str(path)))], ex, label="fits").raise_failures()
+            run_jobs(
+                [Job(f"{unit} {s}", _fit_and_save, (model, str(path), args.save_full))], ex, label="fits"
+            ).raise_failures()
         model = task.load_fit(path)
     if not args.quiet:
         print(model.report(time.perf_counter() - t0, hdi_prob=args.hdi_prob or HDI_PROB))
@@ -143,6 +152,12 @@ def _many(args, task, dataset, subjects, choice: dict, where: dict, settings: di
             f"does not apply to {task.name}'s fits table ({task.fits_table_name(**choice, **where)}: convergence, "
             "no intervals); it sets the summary printed for one subject",
             field="--hdi-prob",
+        )
+    if args.save_full:
+        raise InputError(
+            "applies to one subject's fit; a cohort's fits are saved compact (save one in full with "
+            "--subject N --save-full)",
+            field="--save-full",
         )
     if folder.exists() and not folder.is_dir():
         raise InputError("exists and is not a folder", path=folder, field="--out")

@@ -40,6 +40,9 @@ import xarray as xr
 from ibo_pymc.engine.config import HDI_PROB, EngineConfig
 from ibo_pymc.errors import InputError
 
+#: the entropy word that makes the posterior predictive's seed stream differ from the fit's
+PREDICTIVE_STREAM = 0x50504344
+
 
 class IBOModelBase:
     """Inverse Bayesian optimisation of one subject: fit, family probabilities, summary, diagnostics, LOO,
@@ -309,29 +312,22 @@ class IBOModelBase:
         that supplies it gets :meth:`posterior_predictive`."""
         raise NotImplementedError(f"{type(self).__name__} draws no posterior predictive (it has no predict hook)")
 
-    def posterior_predictive(self, *, seed: int = 0):
-        """The observed data drawn at every posterior draw, each under its draw's family (:meth:`predict`), as the
-        group ``posterior_predictive`` of the fit (dims as ``observed_data``; added to ``idata``) and returned. A
-        fit that holds the group already returns it as it is."""
+    def posterior_predictive(self, *, seed: int | None = None):
+        """The observed data drawn at every posterior draw, each under its draw's family, as the group
+        ``posterior_predictive`` of the fit (dims as ``observed_data``; added to ``idata``) and returned.
+
+        A saved fit does not hold it unless saved with ``full=True`` (:meth:`save`): it is as large as the
+        log-likelihood and as cheap to draw again. ``seed``: None draws from the fit's own predictive stream
+        (:meth:`predictive_rng`), so the same fit gives the same draws every time; a fit that holds the group
+        already returns it as it is."""
         idata = self._need_fit()
         if "posterior_predictive" in idata.groups():
             return idata["posterior_predictive"]
-        post = idata.posterior
-        fams = post["family_draw"].attrs["labels"].split(",")
-        family = post["family_draw"].values.ravel()
-        names = {n for f in fams for n in self.priors(f)}
-        flat = {n: post[n].values.ravel() for n in names}
-        rng = np.random.default_rng(seed)
-        out = {}
-        for k, f in enumerate(fams):
-            sel = family == k
-            if sel.any():
-                for name, v in self.predict(f, {n: x[sel] for n, x in flat.items()}, rng).items():
-                    out.setdefault(name, np.empty((family.size,) + v.shape[1:], v.dtype))[sel] = v
-        obs = idata["observed_data"]
-        C, D = post.sizes["chain"], post.sizes["draw"]
+        rng = self.predictive_rng() if seed is None else np.random.default_rng(seed)
+        out = self.draw_predictive(rng)
+        post, obs = idata.posterior, idata["observed_data"]
         ds = xr.Dataset(
-            {n: (("chain", "draw", *obs[n].dims), v.reshape((C, D) + v.shape[1:])) for n, v in out.items()},
+            {n: (("chain", "draw", *obs[n].dims), v) for n, v in out.items()},
             coords={
                 "chain": post["chain"].values,
                 "draw": post["draw"].values,
@@ -339,9 +335,32 @@ class IBOModelBase:
             },
         )
         ds.attrs.update({k: v for k, v in post.attrs.items() if k in ("task", "subject", "model", "config_hash")})
-        ds.attrs["seed"] = seed
+        if seed is not None:
+            ds.attrs["seed"] = seed
         idata.add_groups(posterior_predictive=ds)
         return idata["posterior_predictive"]
+
+    def predictive_rng(self) -> np.random.Generator:
+        """The fit's own posterior-predictive stream: a purpose of its own beside the fit's (so drawing the
+        predictive never shifts any other stream), from :meth:`seed_entropy`."""
+        return np.random.default_rng([*self.seed_entropy(), PREDICTIVE_STREAM])
+
+    def draw_predictive(self, rng: np.random.Generator) -> dict:
+        """``{observed_data variable: (chain, draw, *its dims)}`` drawn at the fit's posterior draws, each under
+        its draw's family, by :meth:`predict`; a task whose simulator draws all families at once overrides it."""
+        post = self._need_fit().posterior
+        fams = post["family_draw"].attrs["labels"].split(",")
+        family = post["family_draw"].values.ravel()
+        names = {n for f in fams for n in self.priors(f)}
+        flat = {n: post[n].values.ravel() for n in names}
+        out = {}
+        for k, f in enumerate(fams):
+            sel = family == k
+            if sel.any():
+                for name, v in self.predict(f, {n: x[sel] for n, x in flat.items()}, rng).items():
+                    out.setdefault(name, np.empty((family.size,) + v.shape[1:], v.dtype))[sel] = v
+        C, D = post.sizes["chain"], post.sizes["draw"]
+        return {n: v.reshape((C, D) + v.shape[1:]) for n, v in out.items()}
 
     def plot(self, *, hdi_prob: float = HDI_PROB):
         """The fit at a glance: the families' posterior probabilities and each shared parameter's
@@ -390,11 +409,20 @@ class IBOModelBase:
         return m
 
     # --- persistence -----------------------------------------------------------------------------
-    def save(self, path=None) -> Path:
-        """Write the fit as NetCDF, atomically (default: :meth:`file_name` in the current folder)."""
+    def save(self, path=None, *, full: bool = False) -> Path:
+        """Write the fit as NetCDF, atomically (default: :meth:`file_name` in the current folder).
+
+        By default the file is compact (:func:`ibo_pymc.io.write_fit`): the log-likelihood packed in 16 bits,
+        no posterior predictive (:meth:`posterior_predictive` draws it again). ``full=True`` keeps everything:
+        the log-likelihood in float64 and the posterior predictive, drawn now where it was not yet."""
         from ibo_pymc.io import write_fit
 
-        return write_fit(self._need_fit(), Path(path) if path is not None else Path(self.file_name()))
+        if full:
+            try:
+                self.posterior_predictive()
+            except NotImplementedError:  # a task without a simulator has none to keep
+                pass
+        return write_fit(self._need_fit(), Path(path) if path is not None else Path(self.file_name()), full=full)
 
     @classmethod
     def load(cls, path, *, config: EngineConfig | None = None):

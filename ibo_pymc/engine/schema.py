@@ -13,7 +13,9 @@ An :class:`arviz.InferenceData` (NetCDF on disk) with these groups (dims ``chain
     component's family lacks it.
 ``log_likelihood``
     one variable, named by the attr ``observed`` (``theta2``, ``choices``), per observation unit at the
-    marginal draws: what PSIS-LOO reads.
+    marginal draws: what PSIS-LOO reads. On disk it is packed in 16-bit integers (CF ``scale_factor`` and
+    ``add_offset``, decoded on reading; :func:`ibo_pymc.io.write_fit`) unless the fit was saved with
+    ``full=True``.
 ``component_evidence``
     per component: ``component_family``, ``log_evidence`` (weighted by the component's share of the prior
     where it is a stratum), ``log_evidence_rel_error``, ``probability``, ``r_hat``, ``ess_bulk``,
@@ -25,7 +27,10 @@ An :class:`arviz.InferenceData` (NetCDF on disk) with these groups (dims ``chain
 ``sample_stats``
     the sampler's statistics (with dim ``sampled_component`` where each family had its own run).
 ``posterior_predictive``
-    where the task simulates: the observed quantity at each draw.
+    where the task simulates: the observed quantity at each draw. Drawn on demand
+    (:meth:`~ibo_pymc.engine.model.IBOModelBase.posterior_predictive`, from the fit's own seed stream); a
+    saved file holds it only when saved with ``full=True`` (``ibo-sample --save-full``). Hotspot fits saved
+    before saving became compact hold it, with the draws the on-demand predictive gives.
 
 The attrs of every group: ``ibo_pymc_format``, ``ibo_pymc_version``, ``task``, ``observed``, ``subject``,
 ``model``, the configuration (``config``, JSON) and its hash (``config_hash``), ``components`` (JSON), the

@@ -126,3 +126,25 @@ def test_subject_forms_are_the_same_everywhere(prog, head, tail, capsys):
             subject(bad)
         assert exc.value.code == 2
     capsys.readouterr()
+
+
+def test_save_full_applies_to_one_subject(tmp_path, capsys, cogmaps_folder):
+    """``ibo-sample --save-full`` keeps the posterior predictive and a float64 log-likelihood in the one fit it
+    writes; for a cohort (``--subject all`` or a list) it is refused before any fit, never ignored."""
+    import h5py
+    import numpy as np
+
+    from ibo_pymc.cli.sample import main
+
+    out = tmp_path / "p4.nc"
+    argv = ["--task", "gridsearch", "--subject", "4", "--data", str(cogmaps_folder), "--draws", "200"]
+    assert main([*argv, "--tune", "200", "--quiet", "--save-full", "--out", str(out)]) == 0
+    with h5py.File(out) as f:
+        assert f["posterior_predictive/choice"].shape[:2] == (4, 200)
+        assert f["log_likelihood/choices"].dtype == np.float64
+    capsys.readouterr()
+    rc = main(["--task", "gridsearch", "--subject", "1,4", "--data", str(cogmaps_folder), "--save-full",
+               "--out", str(tmp_path / "fits")])  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "--save-full" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "fits").exists()

@@ -12,8 +12,9 @@ Groups (dims ``chain``, ``draw``, ``family``, ``round``, ``component``):
     marginalised variable; equal to it, tested).
 ``conditional_posterior``
     the NUTS draws of each component's conditional posterior.
-``log_likelihood``, ``posterior_predictive``, ``observed_data``, ``constant_data``
-    pointwise log-likelihood and predictive theta2 at each draw, the rounds.
+``log_likelihood``, ``observed_data``, ``constant_data``
+    pointwise log-likelihood at each draw, the rounds. The posterior predictive theta2 is drawn on demand
+    (:func:`predictive`, from the fit's own seed stream).
 ``sample_stats``
     the sampler's statistics (divergences, tree depth, ...).
 ``component_evidence``
@@ -80,7 +81,7 @@ def marginal_draws(sd, parameters, out: FitOutcome, rng: np.random.Generator) ->
     return family, params, shared
 
 
-def assemble(sd, config, parameters, out: FitOutcome, rng_mix: np.random.Generator, rng_ppc: np.random.Generator):
+def assemble(sd, config, parameters, out: FitOutcome, rng_mix: np.random.Generator):
     """The fit's :class:`arviz.InferenceData` (module docstring)."""
     import arviz as az
 
@@ -93,12 +94,11 @@ def assemble(sd, config, parameters, out: FitOutcome, rng_mix: np.random.Generat
     )  # (F, C, D, N)
     family_prob = np.moveaxis(softmax(ll.sum(-1), axis=0), 0, -1)  # (C, D, F)
     ll_draw = np.take_along_axis(ll, family[None, :, :, None], axis=0)[0]
-    ppc = _predictive(sd, family, params, shared, rng_ppc)
     chain, draw = np.arange(C), np.arange(D)
     idata = az.InferenceData(
         posterior=_posterior_group(sd, parameters, family, params, shared, family_prob),
         conditional_posterior=_conditional_group(out, chain, draw),
-        **_round_groups(sd, ll_draw, ppc),
+        **_round_groups(sd, ll_draw),
         sample_stats=out.stats.assign_coords(chain=chain, draw=draw),
         component_evidence=evidence_group(out, fams),
     )
@@ -115,14 +115,19 @@ def assemble(sd, config, parameters, out: FitOutcome, rng_mix: np.random.Generat
     return idata
 
 
-def _predictive(sd, family, params: dict, shared: dict, rng: np.random.Generator) -> np.ndarray:
-    """Posterior predictive theta2 (chain, draw, round) under each draw's family."""
+def predictive(sd, parameters, posterior: xr.Dataset, rng: np.random.Generator) -> np.ndarray:
+    """Posterior predictive theta2 (chain, draw, round; rounds in the subject's order) under each draw's family,
+    at the draws of a fit's ``posterior`` group."""
+    family = posterior["family_draw"].values
+    params = {k: posterior[get_family(f).var_name].values for k, f in enumerate(sd.families)}
+    shared = {"gamma": posterior["gamma"].values, "w": posterior["w"].values}
+    shared = parameters.with_taus(shared | {internal_name(n): posterior[n].values for n in parameters.variant.taus})
     ts = np.zeros(family.shape + (sd.obs.n_rounds,))
     for k, f in enumerate(sd.families):
         mask = family == k
         if mask.any():
             ts[mask] = pointwise.theta_star(sd, f, params[k][mask], shared["tau_neg"][mask], shared["tau_pos"][mask])
-    return wc_mixture_random(ts, shared["gamma"][..., None], shared["w"][..., None], rng=rng)
+    return sd.to_subject_order(wc_mixture_random(ts, shared["gamma"][..., None], shared["w"][..., None], rng=rng))
 
 
 def _posterior_group(sd, parameters, family, params: dict, shared: dict, family_prob) -> xr.Dataset:
@@ -152,18 +157,15 @@ def _conditional_group(out: FitOutcome, chain, draw) -> xr.Dataset:
     return conditional
 
 
-def _round_groups(sd, ll_draw, ppc) -> dict[str, xr.Dataset]:
-    """The groups indexed by round, in the subject's order: ``log_likelihood``, ``posterior_predictive``,
-    ``observed_data``, ``constant_data``."""
+def _round_groups(sd, ll_draw) -> dict[str, xr.Dataset]:
+    """The groups indexed by round, in the subject's order: ``log_likelihood``, ``observed_data``,
+    ``constant_data``."""
     obs = sd.obs
     rounds = np.asarray(obs.session_id)
     C, D = ll_draw.shape[:2]
     rc = {"chain": np.arange(C), "draw": np.arange(D), "round": rounds}
     return {
         "log_likelihood": xr.Dataset({"theta2": (("chain", "draw", "round"), sd.to_subject_order(ll_draw))}, coords=rc),
-        "posterior_predictive": xr.Dataset(
-            {"theta2": (("chain", "draw", "round"), sd.to_subject_order(ppc))}, coords=rc
-        ),
         "observed_data": xr.Dataset({"theta2": ("round", np.asarray(obs.theta2, float))}, coords={"round": rounds}),
         "constant_data": xr.Dataset(
             {

@@ -51,7 +51,6 @@ import pandas as pd
 from ibo_pymc.engine.config import HDI_PROB
 from ibo_pymc.engine.model import IBOModelBase
 from ibo_pymc.errors import InputError
-from ibo_pymc.io import write_fit
 from ibo_pymc.tasks.hotspot.data.rounds import SubjectObservations
 from ibo_pymc.tasks.hotspot.forward.argmax import load_tables
 from ibo_pymc.tasks.hotspot.forward.variants import get_variant
@@ -163,9 +162,23 @@ class IBOModel(IBOModelBase):
 
     def assemble(self, plan, comps, fits, probabilities):
         """The InferenceData of the hotspot schema (:mod:`~ibo_pymc.tasks.hotspot.model.assembly`)."""
-        return assemble(
-            self.sd, self.config, self.parameters, plan.outcome(comps, probabilities), *plan.assembly_rngs()
-        )
+        return assemble(self.sd, self.config, self.parameters, plan.outcome(comps, probabilities), plan.assembly_rng())
+
+    # --- the posterior predictive, drawn on demand ---------------------------------------------------
+    def predictive_rng(self) -> np.random.Generator:
+        """The fit's predictive stream (:func:`~ibo_pymc.tasks.hotspot.model.sampling.seed_streams`): the one
+        whose draws every fit held before saving became compact, so :meth:`posterior_predictive` gives those
+        draws again."""
+        from ibo_pymc.tasks.hotspot.model.sampling import seed_streams
+
+        return np.random.default_rng(seed_streams(self.config.seed)[4])
+
+    def draw_predictive(self, rng: np.random.Generator) -> dict:
+        """theta2 at every draw, all families in one call
+        (:func:`~ibo_pymc.tasks.hotspot.model.assembly.predictive`)."""
+        from ibo_pymc.tasks.hotspot.model.assembly import predictive
+
+        return {"theta2": predictive(self.sd, self.parameters, self._need_fit().posterior, rng)}
 
     # --- what the engine's exact leave-one-round-out refits (ibo_pymc.engine.loo.UnitRefit) call ----------
 
@@ -221,10 +234,6 @@ class IBOModel(IBOModelBase):
     def table_format(self) -> int:
         """Format of the argmax tables the fit was sampled with (1 for fits saved before it was recorded)."""
         return int(self._need_fit().posterior.attrs.get("table_format", 1))
-
-    def save(self, path) -> Path:
-        """Write the fit as NetCDF, atomically (temporary file in the same folder, then rename)."""
-        return write_fit(self._need_fit(), path)
 
     def __reduce__(self):
         # a fit travels to a worker process as its rounds, configuration and draws; the

@@ -35,6 +35,12 @@ from ibo_pymc.tasks.hotspot.model.evidence import component_evidences
 from ibo_pymc.tasks.hotspot.model.samplers import BACKENDS
 
 
+def seed_streams(seed: int) -> list[np.random.SeedSequence]:
+    """A hotspot fit's seed streams, one per purpose: starting points, sampler, bridge sampling, mixing, and
+    the posterior predictive (:meth:`~ibo_pymc.tasks.hotspot.model.fit.IBOModel.predictive_rng`)."""
+    return np.random.SeedSequence(seed).spawn(5)
+
+
 class JointSampling(SamplingPlan):
     """The hotspot task's plan (module docstring) for an :class:`~ibo_pymc.tasks.hotspot.model.fit.IBOModel`."""
 
@@ -45,7 +51,7 @@ class JointSampling(SamplingPlan):
 
         self.model, self.progress, self.cores = model, progress, cores
         cfg = model.config
-        self.s_init, s_sampler, self.s_bridge, self.s_mix, self.s_ppc = np.random.SeedSequence(cfg.seed).spawn(5)
+        self.s_init, s_sampler, self.s_bridge, self.s_mix, self.s_ppc = seed_streams(cfg.seed)
         self.sampler_seed = int(s_sampler.generate_state(1, np.uint32)[0])
         self.grid = fit_paper_grid(
             model.obs.delta_r1,
@@ -103,9 +109,9 @@ class JointSampling(SamplingPlan):
             tuple(comps), self.cond, self.stats, self.evidence, probabilities, self.diagnostics, self.thin
         )
 
-    def assembly_rngs(self) -> tuple[np.random.Generator, np.random.Generator]:
-        """The mixing's and the posterior predictive's generators."""
-        return np.random.default_rng(self.s_mix), np.random.default_rng(self.s_ppc)
+    def assembly_rng(self) -> np.random.Generator:
+        """The mixing's generator."""
+        return np.random.default_rng(self.s_mix)
 
     # --- the joint run ---------------------------------------------------------------------------------
     def _blocks(self, comps):

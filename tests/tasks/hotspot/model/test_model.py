@@ -234,15 +234,15 @@ def small_fit(tables):
 
 def test_fit_recovers_truth_and_has_groups(small_fit):
     idata = small_fit.idata
-    for g in ("posterior", "log_likelihood", "posterior_predictive", "observed_data", "constant_data", "sample_stats"):
+    for g in ("posterior", "log_likelihood", "observed_data", "constant_data", "sample_stats"):
         assert g in idata.groups()
+    assert "posterior_predictive" not in idata.groups()  # drawn on demand (test_saved_fit_reloads_and_rebuilds)
     post = idata.posterior
     for v in ("xi_pi", "xi_ei", "p_ucb", "gamma", "w", "tau_neg", "tau_pos", "family_draw", "family_prob"):
         assert v in post
     assert post["family_prob"].dims == ("chain", "draw", "family")
     assert list(post["family"].values) == ["PI", "EI", "UCB"]
     assert idata.log_likelihood["theta2"].shape == (2, 300, 160)
-    assert idata.posterior_predictive["theta2"].shape == (2, 300, 160)
     probs = small_fit.family_probabilities()
     assert probs["UCB"] > 0.9
     summ = small_fit.summary()
@@ -290,6 +290,40 @@ def test_saved_fit_reloads_and_rebuilds(small_fit, tmp_path):
     np.testing.assert_allclose(pd_.to_numpy(), small_fit.family_probabilities().to_numpy(), rtol=1e-12)
 
 
+def test_saved_fit_is_compact_and_full_keeps_everything(small_fit, tmp_path):
+    """A default save packs the log-likelihood in 16 bits (decoded on reading, within half a step of the
+    in-memory values; az.loo moves by far less than its standard error) and leaves out the posterior
+    predictive, which the loaded model draws again exactly; full=True keeps both as they are."""
+    import arviz as az
+    import h5py
+
+    from ibo_pymc.tasks.hotspot.model.fit import IBOModel
+
+    compact, full = small_fit.save(tmp_path / "compact.nc"), small_fit.save(tmp_path / "full.nc", full=True)
+    with h5py.File(compact) as f:
+        assert "posterior_predictive" not in f and f["log_likelihood/theta2"].dtype == np.int16
+    with h5py.File(full) as f:
+        assert f["posterior_predictive/theta2"].dtype == np.float64
+        assert f["log_likelihood/theta2"].dtype == np.float64
+    assert compact.stat().st_size < 0.5 * full.stat().st_size
+    ll = small_fit.idata.log_likelihood["theta2"].values
+    m = IBOModel.load(compact)
+    step = (ll.max() - ll.min()) / 65532
+    assert np.abs(m.idata.log_likelihood["theta2"].values - ll).max() <= 0.5 * step * (1 + 1e-6)
+    a, b = az.loo(small_fit.idata), az.loo(m.idata)
+    assert abs(a.elpd_loo - b.elpd_loo) < 0.01 * a.se
+    # the posterior predictive: drawn on demand from the fit's own stream, the same from the loaded fit
+    drawn = m.posterior_predictive()["theta2"].values
+    assert drawn.shape == ll.shape and np.isfinite(drawn).all()
+    kept = IBOModel.load(full)
+    np.testing.assert_array_equal(kept.idata.posterior_predictive["theta2"].values, drawn)
+    np.testing.assert_array_equal(kept.idata.log_likelihood["theta2"].values, ll)
+    assert not np.array_equal(
+        m.idata.posterior_predictive["theta2"].values,
+        IBOModel.load(compact).posterior_predictive(seed=1)["theta2"].values,
+    )
+
+
 def test_load_rejects_bad_files(tmp_path):
     from ibo_pymc.errors import InputError
     from ibo_pymc.tasks.hotspot.model.fit import IBOModel
@@ -306,11 +340,13 @@ def test_same_seed_same_draws(tables):
     from ibo_pymc.tasks.hotspot.model.fit import IBOModel
 
     obs = synthetic(60, tables=tables, seed=5)
-    a = IBOModel(obs, "u", draws=100, tune=100, chains=2, seed=4).fit(progress=False)
-    b = IBOModel(obs, "u", draws=100, tune=100, chains=2, seed=4).fit(progress=False)
+    ma, mb = (IBOModel(obs, "u", draws=100, tune=100, chains=2, seed=4) for _ in range(2))
+    a, b = ma.fit(progress=False), mb.fit(progress=False)
     c = IBOModel(obs, "u", draws=100, tune=100, chains=2, seed=5).fit(progress=False)
     np.testing.assert_array_equal(a.posterior["gamma"].values, b.posterior["gamma"].values)
-    np.testing.assert_array_equal(a.posterior_predictive["theta2"].values, b.posterior_predictive["theta2"].values)
+    np.testing.assert_array_equal(
+        ma.posterior_predictive()["theta2"].values, mb.posterior_predictive()["theta2"].values
+    )
     assert not np.array_equal(a.posterior["gamma"].values, c.posterior["gamma"].values)
     # another seed: the log evidence agrees within its reported standard errors
     from ibo_pymc.engine.results import log_evidence
