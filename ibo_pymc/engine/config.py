@@ -28,7 +28,22 @@ HDI_PROB = 0.95
 
 
 @dataclass(frozen=True)
-class EngineConfig:
+class NUTSSettings:
+    """The settings of a NUTS run that every configuration has, with their defaults: kept draws per chain,
+    tuning steps, chains, seed, sampler (``nutpie`` or ``pymc``) and cores (threads for the chains; None: the
+    engine's choice). :class:`EngineConfig` and the hotspot task's nested ``SamplerConfig`` both start with
+    them, so the two cannot drift apart."""
+
+    draws: int = 1000
+    tune: int = 1000
+    chains: int = 4
+    seed: int = 0
+    sampler: str = "nutpie"
+    cores: int | None = None
+
+
+@dataclass(frozen=True)
+class EngineConfig(NUTSSettings):
     """Sampling (``draws``, ``tune``, ``chains``, ``seed``, ``sampler``, ``cores``, ``target_accept``,
     ``mass_matrix``), convergence (``target_rhat``, ``min_ess``, ``max_thin``, ``max_strata``, ``relevance``,
     ``rhat_decimals``) and screening (``screen``); the loop that uses them is
@@ -45,12 +60,6 @@ class EngineConfig:
     unrounded).
     """
 
-    draws: int = 1000
-    tune: int = 1000
-    chains: int = 4
-    seed: int = 0
-    sampler: str = "nutpie"
-    cores: int | None = None
     target_accept: float = 0.8
     mass_matrix: str = "diag"
     target_rhat: float = 1.01

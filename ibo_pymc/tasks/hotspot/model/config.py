@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ibo_pymc.engine.config import EngineConfig
+from ibo_pymc.engine.config import EngineConfig, NUTSSettings
 from ibo_pymc.errors import InputError
 from ibo_pymc.tasks.hotspot.forward.argmax import TableConfig
 from ibo_pymc.tasks.hotspot.forward.variants import MODELS, ModelSpec
@@ -70,15 +70,9 @@ class ModelConfig:
 
 
 @dataclass(frozen=True)
-class SamplerConfig:
-    """NUTS settings (per component of the stacked layout)."""
-
-    draws: int = 1000
-    tune: int = 1000
-    chains: int = 4
-    seed: int = 0
-    sampler: str = "nutpie"
-    cores: int | None = None
+class SamplerConfig(NUTSSettings):
+    """NUTS settings (per component of the stacked layout): the engine's :class:`~ibo_pymc.engine.config.NUTSSettings`
+    as the nested part of the saved configuration."""
 
     def __post_init__(self):
         if self.sampler not in SAMPLERS:
