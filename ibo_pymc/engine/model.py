@@ -318,11 +318,13 @@ class IBOModelBase:
 
         A saved fit does not hold it unless saved with ``full=True`` (:meth:`save`): it is as large as the
         log-likelihood and as cheap to draw again. ``seed``: None draws from the fit's own predictive stream
-        (:meth:`predictive_rng`), so the same fit gives the same draws every time; a fit that holds the group
-        already returns it as it is."""
+        (:meth:`predictive_rng`), so the same fit gives the same draws every time. A fit that holds the group
+        drawn with this ``seed`` returns it as it is; one drawn with another seed is drawn again and replaced."""
         idata = self._need_fit()
         if "posterior_predictive" in idata.groups():
-            return idata["posterior_predictive"]
+            if idata["posterior_predictive"].attrs.get("seed") == seed:
+                return idata["posterior_predictive"]
+            del idata["posterior_predictive"]
         rng = self.predictive_rng() if seed is None else np.random.default_rng(seed)
         out = self.draw_predictive(rng)
         post, obs = idata.posterior, idata["observed_data"]
