@@ -79,8 +79,9 @@ ON_DEMAND_GROUPS = ("posterior_predictive",)
 #: the groups a compact fit packs into 16-bit integers
 PACKED_GROUPS = ("log_likelihood",)
 
-#: int16 codes used by packing: -32767..32767 (-32768 marks a missing value)
-_CODES = 32767
+#: packing splits a variable's range into this many steps: codes -32766..32766 around the range's midpoint
+#: (-32768 marks a missing value), so the rounding is at most range / (2 * _STEPS) per value
+_STEPS = 65532
 
 
 def write_fit(idata, path, *, full: bool = False) -> Path:
@@ -92,7 +93,7 @@ def write_fit(idata, path, *, full: bool = False) -> Path:
     - the groups of :data:`ON_DEMAND_GROUPS` are left out (the model draws its posterior predictive again);
     - every variable of :data:`PACKED_GROUPS` is stored as 16-bit integers with a ``scale_factor`` and
       ``add_offset`` spanning its range (CF packing, zlib-compressed), which xarray and ArviZ decode on
-      reading, so ``az.loo`` reads the file as before. The rounding is at most (max - min) / 131068 per
+      reading, so ``az.loo`` reads the file as before. The rounding is at most (max - min) / 131064 per
       value (about 5e-5 nats for a hotspot fit); plain ``az.loo`` on the file moves by far less than its
       Monte Carlo error, and the package's own LOO (``loo()``, per component) recomputes the
       log-likelihood from the conditional draws, so it does not move at all. A variable that is not finite
@@ -127,12 +128,12 @@ def _compact(idata):
                 encodings[g][name] = {}
                 continue
             lo, hi = float(x.min()), float(x.max())
-            scale = (hi - lo) / (2 * _CODES - 2) if hi > lo else 1.0
+            scale = (hi - lo) / _STEPS if hi > lo else 1.0
             encodings[g][name] = {
                 "dtype": "int16",
                 "scale_factor": scale,
                 "add_offset": (hi + lo) / 2,
-                "_FillValue": np.int16(-_CODES - 1),
+                "_FillValue": np.int16(-32768),
                 "zlib": True,
                 "complevel": 4,
                 "shuffle": True,

@@ -171,7 +171,7 @@ class IBOModel(IBOModelBase):
         draws again."""
         from ibo_pymc.tasks.hotspot.model.sampling import seed_streams
 
-        return np.random.default_rng(seed_streams(self.config.seed)[4])
+        return np.random.default_rng(seed_streams(self.config.seed).predictive)
 
     def draw_predictive(self, rng: np.random.Generator) -> dict:
         """theta2 at every draw, all families in one call

@@ -22,6 +22,7 @@ mixing and its posterior predictive), each started afresh at every pass, so a fi
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import numpy as np
 
@@ -35,10 +36,20 @@ from ibo_pymc.tasks.hotspot.model.evidence import component_evidences
 from ibo_pymc.tasks.hotspot.model.samplers import BACKENDS
 
 
-def seed_streams(seed: int) -> list[np.random.SeedSequence]:
-    """A hotspot fit's seed streams, one per purpose: starting points, sampler, bridge sampling, mixing, and
-    the posterior predictive (:meth:`~ibo_pymc.tasks.hotspot.model.fit.IBOModel.predictive_rng`)."""
-    return np.random.SeedSequence(seed).spawn(5)
+class SeedStreams(NamedTuple):
+    """A hotspot fit's seed streams, one per purpose, in the order they are spawned (the order fixes the draws)."""
+
+    init: np.random.SeedSequence
+    sampler: np.random.SeedSequence
+    bridge: np.random.SeedSequence
+    mix: np.random.SeedSequence
+    #: the posterior predictive's (:meth:`~ibo_pymc.tasks.hotspot.model.fit.IBOModel.predictive_rng`)
+    predictive: np.random.SeedSequence
+
+
+def seed_streams(seed: int) -> SeedStreams:
+    """The fit's seed streams (:class:`SeedStreams`) spawned from its configuration's ``seed``."""
+    return SeedStreams(*np.random.SeedSequence(seed).spawn(len(SeedStreams._fields)))
 
 
 class JointSampling(SamplingPlan):
@@ -51,8 +62,9 @@ class JointSampling(SamplingPlan):
 
         self.model, self.progress, self.cores = model, progress, cores
         cfg = model.config
-        self.s_init, s_sampler, self.s_bridge, self.s_mix, self.s_ppc = seed_streams(cfg.seed)
-        self.sampler_seed = int(s_sampler.generate_state(1, np.uint32)[0])
+        streams = seed_streams(cfg.seed)
+        self.s_init, self.s_bridge, self.s_mix = streams.init, streams.bridge, streams.mix
+        self.sampler_seed = int(streams.sampler.generate_state(1, np.uint32)[0])
         self.grid = fit_paper_grid(
             model.obs.delta_r1,
             model.obs.theta2,
