@@ -88,12 +88,15 @@ def assemble(sd, config, parameters, out: FitOutcome, rng_mix: np.random.Generat
     fams = sd.families
     C, D = out.cond["gamma"].shape[:2]
     family, params, shared = marginal_draws(sd, parameters, out, rng_mix)
-    # pointwise log-likelihood of every family at every draw's parameters
-    ll = np.stack(
-        [parameters.loglik(sd, f, {"param": params[k], **shared}) for k, f in enumerate(fams)]
-    )  # (F, C, D, N)
-    family_prob = np.moveaxis(softmax(ll.sum(-1), axis=0), 0, -1)  # (C, D, F)
-    ll_draw = np.take_along_axis(ll, family[None, :, :, None], axis=0)[0]
+    # every family's log-likelihood at every draw's parameters (Rao-Blackwellised family probabilities), and the
+    # pointwise log-likelihood under each draw's own family
+    lik = np.stack([parameters.loglik(sd, f, {"param": params[k], **shared}, summed=True) for k, f in enumerate(fams)])
+    family_prob = np.moveaxis(softmax(lik, axis=0), 0, -1)  # (C, D, F)
+    ll_draw = np.empty(family.shape + (sd.obs.n_rounds,))
+    for k, f in enumerate(fams):
+        m = family == k
+        if m.any():
+            ll_draw[m] = parameters.loglik(sd, f, {"param": params[k][m], **{n: v[m] for n, v in shared.items()}})
     chain, draw = np.arange(C), np.arange(D)
     idata = az.InferenceData(
         posterior=_posterior_group(sd, parameters, family, params, shared, family_prob),

@@ -24,9 +24,8 @@ def component_evidences(sd, parameters, comps, cond: dict, rng: np.random.Genera
         z = parameters.to_unconstrained(c, parameters.draws(comps, cond, k))
 
         def log_density(zz, c=c):
-            return parameters.loglik(sd, c.family, parameters.from_unconstrained(c, zz)).sum(
-                -1
-            ) + log_density_unconstrained(zz).sum(-1)
+            d = parameters.from_unconstrained(c, zz)
+            return parameters.loglik(sd, c.family, d, summed=True) + log_density_unconstrained(zz).sum(-1)
 
         out.append(bridge_from_draws(z, log_density, rng))
     return out

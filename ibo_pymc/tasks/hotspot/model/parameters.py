@@ -64,6 +64,7 @@ class ComponentParameters:
         d = {key: UniformPrior(lo, hi).from_unconstrained(z[:, j]) for j, (key, lo, hi) in enumerate(self.columns(c))}
         return self.with_taus(d)
 
-    def loglik(self, sd: SubjectData, family: str, d: dict) -> np.ndarray:
-        """Pointwise log-likelihood (..., round; rounds in the model's internal order) at constrained draws ``d``."""
-        return pointwise.loglik(sd, family, d["param"], d["tau_neg"], d["tau_pos"], d["gamma"], d["w"])
+    def loglik(self, sd: SubjectData, family: str, d: dict, *, summed: bool = False) -> np.ndarray:
+        """Pointwise log-likelihood (..., round; rounds in the model's internal order) at constrained draws ``d``;
+        with ``summed`` its sum over the rounds (...)."""
+        return pointwise.loglik(sd, family, d["param"], d["tau_neg"], d["tau_pos"], d["gamma"], d["w"], summed=summed)

@@ -1,4 +1,4 @@
-"""Vectorised NumPy forms of theta* and the log-likelihood over posterior draws.
+"""theta* and the log-likelihood over posterior draws (NumPy, and a compiled loop for the log-likelihood).
 
 Used after sampling (pointwise log-likelihood for PSIS-LOO, posterior
 predictive draws, marginal likelihoods, family probabilities). Inputs are
@@ -14,6 +14,7 @@ from ibo_pymc.tasks.hotspot.forward.variants import get_variant
 from ibo_pymc.tasks.hotspot.model.builder import SubjectData
 from ibo_pymc.tasks.hotspot.model.likelihood import wc_mixture_logp_numpy
 from ibo_pymc.tasks.hotspot.model.lookup import lookup_numpy
+from ibo_pymc.tasks.hotspot.model.round_loglik import pointwise_loglik
 
 
 def theta_star(sd: SubjectData, family: str, param, tau_neg, tau_pos) -> np.ndarray:
@@ -29,8 +30,24 @@ def theta_star(sd: SubjectData, family: str, param, tau_neg, tau_pos) -> np.ndar
     return np.where(neg, ts_neg, ts_pos)
 
 
-def loglik(sd: SubjectData, family: str, param, tau_neg, tau_pos, gamma, w, *, chunk: int = 2000) -> np.ndarray:
-    """Pointwise log-likelihood, shape ``S + (rounds,)``, computed in chunks of draws."""
+def loglik(sd: SubjectData, family: str, param, tau_neg, tau_pos, gamma, w, *, summed: bool = False) -> np.ndarray:
+    """Pointwise log-likelihood, shape ``S + (rounds,)`` (``summed``: its sum over the rounds, shape ``S``), by the
+    compiled per-draw loop
+    (:func:`~ibo_pymc.tasks.hotspot.model.round_loglik.pointwise_loglik`: the lookup and density of
+    :func:`theta_star` and :func:`~ibo_pymc.tasks.hotspot.kernel.logpdf`, a few times faster and without their
+    draws x rounds temporaries)."""
+    param, tau_neg, tau_pos, gamma, w = np.broadcast_arrays(
+        *(np.asarray(a, float) for a in (param, tau_neg, tau_pos, gamma, w))
+    )
+    shape = param.shape
+    flat = [a.reshape(-1) for a in (param, tau_neg, tau_pos, gamma, w)]
+    n_neg = sd.n_neg if get_variant(sd.model).split_by_sign else 0
+    out = pointwise_loglik(sd.rt, family, sd.theta2, n_neg, *flat, summed=summed)
+    return out.reshape(shape + out.shape[1:])
+
+
+def loglik_numpy(sd: SubjectData, family: str, param, tau_neg, tau_pos, gamma, w, *, chunk: int = 2000) -> np.ndarray:
+    """:func:`loglik` in NumPy (the reference the compiled loop is tested against), in chunks of draws."""
     param, tau_neg, tau_pos, gamma, w = np.broadcast_arrays(
         *(np.asarray(a, float) for a in (param, tau_neg, tau_pos, gamma, w))
     )

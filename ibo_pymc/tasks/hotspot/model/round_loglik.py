@@ -15,7 +15,14 @@ import math
 import numba
 import numpy as np
 
-from ibo_pymc.tasks.hotspot.kernel import half_difference_sines, scale_terms
+from ibo_pymc.tasks.hotspot.kernel import (
+    block_length,
+    bracket,
+    half_difference_sines,
+    log_norm,
+    scale_terms,
+    sinh2_half,
+)
 
 
 def _knot(v, step, n):
@@ -129,3 +136,72 @@ def half_angles(theta2) -> np.ndarray:
     """The (2, N) data input of :class:`FamilyLogLik`: sin and cos of theta2 / 2."""
     x = np.asarray(theta2, float)
     return np.stack([np.sin(0.5 * x), np.cos(0.5 * x)])
+
+
+@numba.njit(cache=True, fastmath=_FAST, error_model="numpy")
+def _pointwise_kernel(T, xh, n_neg, param_lo, param_step, tau_step, param, tau_neg, tau_pos, gamma, w, summed):
+    """Log-density of every round (columns) at every draw (rows) for one family's tables ``T`` (P, K, N), or
+    with ``summed`` its sum over the rounds (one column).
+
+    The lookup and density of the NumPy forms (:func:`~ibo_pymc.tasks.hotspot.model.lookup.lookup_numpy`,
+    :func:`~ibo_pymc.tasks.hotspot.kernel.logpdf`) with the sampling kernel's arithmetic: sin and cos of
+    theta* / 2 by :func:`_half_sincos`, and the half-angle sums from the data's ``xh`` (:func:`half_angles`), so
+    a round costs one logarithm and no library trig call, and a sum one logarithm per block of rounds
+    (:func:`~ibo_pymc.tasks.hotspot.kernel.block_length`). The forms agree to a few units in the last place
+    (tested). Rounds before ``n_neg`` use ``tau_neg``, the rest ``tau_pos``.
+    """
+    P, K, N = T.shape
+    S = param.shape[0]
+    out = np.empty((S, 1 if summed else N))
+    for s in range(S):
+        ip, wp, _ = _knot_nb(param[s] - param_lo, param_step, P)
+        g = gamma[s]
+        sg = sinh2_half(g)
+        const = log_norm(g)
+        block = block_length(sg) if summed else 1
+        ws = w[s]
+        acc = 0.0
+        for h in range(2):
+            lo, hi = (0, n_neg) if h == 0 else (n_neg, N)
+            if K == 1:
+                it, it1, wt = 0, 0, 0.0
+            else:
+                it, wt, _ = _knot_nb(tau_neg[s] if h == 0 else tau_pos[s], tau_step, K)
+                it1 = it + 1
+            for b0 in range(lo, hi, block):
+                prod = 1.0
+                for i in range(b0, min(b0 + block, hi)):
+                    ts = (1 - wp) * ((1 - wt) * T[ip, it, i] + wt * T[ip, it1, i]) + wp * (
+                        (1 - wt) * T[ip + 1, it, i] + wt * T[ip + 1, it1, i]
+                    )
+                    st, ct = _half_sincos(ts)
+                    sm, sp = half_difference_sines(xh[0, i], xh[1, i], st, ct)  # sin((x -+ ts) / 2)
+                    b = bracket(sg, sm * sm, sp * sp, ws)
+                    if summed:
+                        prod *= b
+                    else:
+                        out[s, i] = const + math.log(b)
+                if summed:
+                    acc += math.log(prod)
+        if summed:
+            out[s, 0] = acc + N * const
+    return out
+
+
+def pointwise_loglik(rt, family: str, x, n_neg: int, param, tau_neg, tau_pos, gamma, w, *, summed=False):
+    """Pointwise log-likelihood (draws, rounds) of one family at flat arrays of draws, or with ``summed`` its
+    sum over the rounds (draws,) (compiled; rounds in the internal order of ``rt``, the first ``n_neg`` at
+    ``tau_neg``)."""
+    k = rt.index(family)
+    args = (np.ascontiguousarray(a, dtype=np.float64) for a in (param, tau_neg, tau_pos, gamma, w))
+    out = _pointwise_kernel(
+        rt.values[k],
+        half_angles(x),
+        int(n_neg),
+        float(rt.param_lo[k]),
+        float(rt.param_step[k]),
+        float(rt.tau_step),
+        *args,
+        bool(summed),
+    )
+    return out[:, 0] if summed else out
