@@ -69,7 +69,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     from ibo_pymc.io import save_figure
 
-    task, table, subjects = load_task_subjects(args)
+    task, table, subjects = load_task_subjects(args, named_only=True)
     folder = Path(args.fits).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     where = {k: getattr(args, k) for k in task.where_options}

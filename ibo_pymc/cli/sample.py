@@ -195,7 +195,7 @@ def _many(args, task, dataset, subjects, choice: dict, where: dict, settings: di
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    task, dataset, subjects = load_task_subjects(args)
+    task, dataset, subjects = load_task_subjects(args, named_only=True)
     choice = {task.model_option: getattr(args, task.model_option)}
     where = {o: getattr(args, o) for o in task.where_options}
     settings = {**fit_settings(args), "sampler": args.sampler}

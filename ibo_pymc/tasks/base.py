@@ -35,8 +35,10 @@ class Task(Protocol):
     #: the acquisition families whose choice is marginalised
     families: tuple[str, ...]
 
-    def load(self, data: Any = None, *, progress: bool = True) -> Any:
-        """The tidy data set that ``data`` names (None: the study's data, fetched and checked)."""
+    def load(self, data: Any = None, *, progress: bool = True, subjects: list[int] | None = None) -> Any:
+        """The tidy data set that ``data`` names (None: the study's data, fetched and checked). ``subjects``: only
+        these are needed, so a task may read less (the data set then holds at least them, numbered as in the
+        whole; a subject that is not in the data leaves the whole read, so that the check lists what there is)."""
 
     def subjects(self, dataset: Any) -> list[int]:
         """The subjects of a data set."""

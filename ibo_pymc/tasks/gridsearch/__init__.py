@@ -31,8 +31,9 @@ class GridSearchTask:
     model_option: str = "surrogate"
     where_options: tuple = ("context",)
 
-    def load(self, data=None, *, progress: bool = True):
-        """The tidy table of choices (:func:`.data.load`)."""
+    def load(self, data=None, *, progress: bool = True, subjects=None):
+        """The tidy table of choices (:func:`.data.load`); the study is one table, read whole whatever
+        ``subjects`` names."""
         from ibo_pymc.tasks.gridsearch.data import load
 
         return load(data, progress=progress)

@@ -214,12 +214,12 @@ class HotspotTask:
 
         return plot_cohort({int(m.obs.subject): m.idata for m in models}, seed=seed)
 
-    def load(self, data=None, *, progress: bool = True):
+    def load(self, data=None, *, progress: bool = True, subjects=None):
         """:class:`~ibo_pymc.tasks.hotspot.data.rounds.HotspotData` from raw logs, a tidy table of rounds,
-        ``"demo"`` or None."""
+        ``"demo"`` or None (``subjects``: of raw logs, only these subjects' are read)."""
         from ibo_pymc.tasks.hotspot.datasets import load_data
 
-        return load_data(data, progress=progress)
+        return load_data(data, progress=progress, subjects=subjects)
 
     def fetch(self, dest=None, *, progress: bool = True):
         """Download the 56 pinned raw-log files into ``dest`` (default: the per-user cache), hash-checked."""

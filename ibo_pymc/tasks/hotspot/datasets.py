@@ -38,13 +38,14 @@ def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -
     return _resolve_folder(data, progress=progress)
 
 
-def load_data(data=None, *, progress: bool = True):
+def load_data(data=None, *, progress: bool = True, subjects=None):
     """The hotspot data that ``data`` names: a tidy table of rounds (DataFrame, CSV or Parquet file;
     :mod:`ibo_pymc.tasks.hotspot.data.table`), ``"demo"``, a folder of raw logs, or None (``IBO_DATA_DIR``, else
-    fetched)."""
+    fetched). ``subjects``: of raw logs, read only these subjects' (:func:`~ibo_pymc.tasks.hotspot.data.rounds.
+    load_hotspot`); a table is read whole."""
     from ibo_pymc.tasks.hotspot.data.rounds import load_hotspot
     from ibo_pymc.tasks.hotspot.data.table import is_table, read_rounds_table
 
     if is_table(data):
         return read_rounds_table(data)
-    return load_hotspot(resolve_data_dir(data, progress=progress))
+    return load_hotspot(resolve_data_dir(data, progress=progress), subjects=subjects)

@@ -267,16 +267,18 @@ def _check_region(ev, event_path: Path) -> None:
     )
 
 
-def read_raw_logs(folder: str | Path) -> RawLogs:
-    """Read and validate every participant's logs in ``folder``.
+def read_raw_logs(folder: str | Path, users=None) -> RawLogs:
+    """Read and validate every participant's logs in ``folder`` (``users``: only these user ids' files; the
+    checks across participants then cover those read).
 
     Raises :class:`~ibo_pymc.errors.InputError` naming the file, line and field
-    of the first problem found.
+    of the first problem found. ``source`` lists every participant found, read or not.
     """
     folder = Path(folder)
     source = discover(folder)
+    wanted = source if users is None else {u: source[u] for u in sorted(set(users))}
     events, sessions = [], []
-    for uid, (ev_path, ses_path) in source.items():
+    for uid, (ev_path, ses_path) in wanted.items():
         ev, ses = read_participant(ev_path, ses_path, uid)
         events.append(ev)
         sessions.append(ses)

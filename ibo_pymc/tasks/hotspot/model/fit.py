@@ -216,8 +216,13 @@ class IBOModel(IBOModelBase):
 
     # --- results ---------------------------------------------------------------------------
     def diagnostics(self) -> pd.DataFrame:
-        """R-hat, bulk/tail ESS per posterior variable, and divergences (see :func:`diagnostics`)."""
-        return diagnostics(self._need_fit())
+        """R-hat, bulk/tail ESS per posterior variable, and divergences (see :func:`diagnostics`). Computed once
+        per fit (the report, :meth:`failing` and the cohort's convergence row each ask for it)."""
+        idata = self._need_fit()
+        cached = getattr(self, "_diagnostics", None)
+        if cached is None or cached[0] is not idata:
+            cached = self._diagnostics = (idata, diagnostics(idata))
+        return cached[1].copy()
 
     def summary(self, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
         """Posterior summary of the continuous parameters given each family (conditional draws)."""

@@ -71,6 +71,26 @@ def test_real_cohort_counts_and_table2(hotspot):
     assert s["user_id"].tolist() == sorted(s["user_id"].tolist())
 
 
+def test_loading_some_subjects_reads_only_theirs(hotspot, raw_folder, monkeypatch):
+    """``subjects=``: only those subjects' two files are read, their numbers and rounds are those of the whole
+    folder; a subject the folder lacks makes the whole folder read, so the data set says what there is."""
+    import ibo_pymc.tasks.hotspot.data.raw as raw
+
+    read = []
+    real = raw.read_participant
+    monkeypatch.setattr(raw, "read_participant", lambda ev, ses, uid: read.append(uid) or real(ev, ses, uid))
+    part = load_hotspot(raw_folder, subjects=[28, 3])
+    assert part.subjects == [3, 28] and len(read) == 2
+    for s in (3, 28):
+        a, b = part.observations(s), hotspot.observations(s)
+        assert a.user_id == b.user_id
+        np.testing.assert_array_equal(a.session_id, b.session_id)
+        np.testing.assert_array_equal(a.round_index, b.round_index)
+        np.testing.assert_array_equal(a.theta2, b.theta2)
+    read.clear()
+    assert load_hotspot(raw_folder, subjects=[28, 29]).subjects == list(range(1, 29)) and len(read) == 28
+
+
 def test_observations_frame_contract(hotspot):
     f = hotspot.observations_frame()
     assert list(f.columns) == ["subject", "user_id", "session_id", "round_index", "delta_r1", "theta2"]
