@@ -1,4 +1,5 @@
-"""One engine for every task (issue 30): is it as fast as the code before it? Both measured in the same run.
+"""One engine for every task (issue 30) and the hotspot fits' wall time (issue 33, item 1): the code before the
+common engine and this checkout, measured in the same run.
 
     python benchmarks/bench_engine.py [--baseline f9f5ba6] [--participants 1,4,6,7] [--cohort]
 
@@ -33,8 +34,9 @@ BASELINE = "f9f5ba6"
 
 
 def _cli(root: Path, module: str, args: list[str], env: dict) -> float:
-    """Run ``ibo_pymc.cli.<module>.main(args)`` from the code at ``root`` in a fresh process; its wall time."""
-    code = f"import sys; from ibo_pymc.cli.{module} import main; sys.exit(main(sys.argv[1:]))"
+    """Run the command ``ibo-<module> args`` from the code at ``root`` in a fresh process, as the installed
+    program runs (``main()`` reading ``sys.argv``, whose first item is the program's name); its wall time."""
+    code = f"import sys; sys.argv[0] = 'ibo-{module}'; from ibo_pymc.cli.{module} import main; sys.exit(main())"
     t0 = time.perf_counter()
     r = subprocess.run(
         [sys.executable, "-c", code, *args],
