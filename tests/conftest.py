@@ -11,6 +11,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_RAW = REPO.parent / "shared" / "data" / "hotspot_raw"
 PAPER_SPLITS = REPO.parent / "shared" / "data" / "paper_splits.csv"
 COGNITIVEMAPS = REPO.parent / "shared" / "data" / "cognitivemaps"
+GRIDSEARCH2018 = REPO.parent / "shared" / "data" / "gridsearch2018"
 
 
 # Paths given relative to where pytest was started (the README's command passes
@@ -63,6 +64,18 @@ def cogmaps_folder() -> Path:
         (COGNITIVEMAPS / "full.csv").is_file(),
         lambda: fetch(progress=False),
         "the cognitivemaps study's files",
+    )
+
+
+@pytest.fixture(scope="session")
+def gridsearch2018_folder() -> Path:
+    from ibo_pymc.tasks.gridsearch.gridsearch2018 import fetch
+
+    return study_or_skip(
+        GRIDSEARCH2018,
+        (GRIDSEARCH2018 / "experimentData2D.csv").is_file(),
+        lambda: fetch(progress=False),
+        "the gridsearch2018 study's files",
     )
 
 

@@ -99,3 +99,44 @@ def check_pinned(folder: str | Path, files: dict[str, tuple[str, str]]) -> dict[
         elif (got := _sha256(p)) != digest:
             problems[name] = f"SHA-256 {got[:12]}... does not match the pinned {digest[:12]}..."
     return problems
+
+
+def fetch_study(study: str, files: dict[str, tuple[str, str]], dest=None, *, progress: bool = True) -> Path:
+    """Download a study's pinned ``files`` into ``dest`` (default: the per-user cache, ``<cache>/<study>``), from
+    the mirror ``IBO_DATA_URL`` when set (``<url>/<study>/<file>``, the same hashes), else the pinned URLs; files
+    already there and intact are kept."""
+    from ibo_pymc.cache import dataset_dir
+    from ibo_pymc.data.sources import mirror_url
+
+    mirror = mirror_url(study)
+    if mirror:
+        files = {n: (mirror + n, h) for n, (_, h) in files.items()}
+    return fetch_pinned(
+        files,
+        Path(dest) if dest is not None else dataset_dir(study),
+        label=study,
+        progress=progress,
+        network_hint=" or set IBO_DATA_URL to a reachable mirror",
+    )
+
+
+def study_dir(study: str, files: dict[str, tuple[str, str]], data=None, *, expect: str, progress: bool = True) -> Path:
+    """The folder of a study's files: ``data``, else ``IBO_DATA_DIR`` (its ``<study>/`` folder, or the folder
+    itself), else the per-user cache, fetched on first use (:func:`fetch_study`; a damaged cached copy is
+    fetched again). ``expect`` says in the error what the folder should hold."""
+    from ibo_pymc.cache import dataset_dir
+    from ibo_pymc.data.sources import local_copy
+
+    p = Path(data) if data is not None else local_copy(study)
+    if p is not None:
+        if not p.is_dir():
+            raise InputError(
+                f"not an existing folder; expected {expect}",
+                path=p,
+                field="--data" if data is not None else "IBO_DATA_DIR",
+            )
+        return p
+    dest = dataset_dir(study)
+    if dest.is_dir() and not check_pinned(dest, files):
+        return dest
+    return fetch_study(study, files, dest, progress=progress)

@@ -116,9 +116,7 @@ def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -
     """The folder holding ``full.csv`` (and the environments): ``data``, else ``IBO_DATA_DIR`` (its
     ``cognitivemaps/`` folder, or the folder itself), else the per-user cache, fetched at the pinned commit on
     first use (:mod:`ibo_pymc.data.sources`)."""
-    from ibo_pymc.cache import dataset_dir
-    from ibo_pymc.data.fetch import check_pinned
-    from ibo_pymc.data.sources import local_copy
+    from ibo_pymc.data.fetch import study_dir
 
     if os.environ.get("IBO_GRID_DATA_DIR"):  # the one convention replaced it; never ignored silently
         raise InputError(
@@ -126,37 +124,15 @@ def resolve_data_dir(data: str | Path | None = None, *, progress: bool = True) -
             "cognitivemaps/ (or to that folder itself)",
             field="IBO_GRID_DATA_DIR",
         )
-    p = Path(data) if data is not None else local_copy(STUDY)
-    if p is not None:
-        if not p.is_dir():
-            raise InputError(
-                "not an existing folder; expected the folder holding the cognitivemaps full.csv",
-                path=p,
-                field="--data" if data is not None else "IBO_DATA_DIR",
-            )
-        return p
-    dest = dataset_dir(STUDY)
-    if dest.is_dir() and not check_pinned(dest, FILES):
-        return dest
-    return fetch(dest, progress=progress)
+    return study_dir(STUDY, FILES, data, expect="the folder holding the cognitivemaps full.csv", progress=progress)
 
 
 def fetch(dest: str | Path | None = None, *, progress: bool = True) -> Path:
     """Download the study's files at the pinned commit into ``dest`` (default: the per-user cache), each
     checked against its SHA-256; files already there and intact are kept."""
-    from ibo_pymc.cache import dataset_dir
-    from ibo_pymc.data.fetch import fetch_pinned
-    from ibo_pymc.data.sources import mirror_url
+    from ibo_pymc.data.fetch import fetch_study
 
-    mirror = mirror_url(STUDY)
-    files = {n: (mirror + n, h) for n, (_, h) in FILES.items()} if mirror else FILES
-    return fetch_pinned(
-        files,
-        Path(dest) if dest is not None else dataset_dir(STUDY),
-        label=STUDY,
-        progress=progress,
-        network_hint=" or set IBO_DATA_URL to a reachable mirror",
-    )
+    return fetch_study(STUDY, FILES, dest, progress=progress)
 
 
 def load(data=None, *, progress: bool = True) -> pd.DataFrame:
