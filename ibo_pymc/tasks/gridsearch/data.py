@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ibo_pymc.errors import InputError
+from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
 
 SOURCE_REPOSITORY = "charleywu/cognitivemaps"
 SOURCE_COMMIT = "75b6c57dbc19f98f40d9acca518e1e9a51c3fc75"
@@ -71,7 +72,8 @@ def rescale(z):
 
 @dataclass(frozen=True)
 class GridRounds:
-    """One subject's choices in one context: ``choices`` (R, T) option indices ``8 x + y``, ``z`` (R, T) rewards."""
+    """One subject's choices in one context: ``choices`` (R, T) indices into ``options`` (on the study's grid
+    ``8 x + y``), ``z`` (R, T) rewards."""
 
     subject: int
     context: str
@@ -80,6 +82,8 @@ class GridRounds:
     z: np.ndarray
     environment: str | None = None
     env: np.ndarray | None = None
+    #: the options the indices in ``choices`` refer to (default: the study's 8 x 8 grid)
+    options: OptionSet = GRID_8X8
 
     @property
     def y(self) -> np.ndarray:
@@ -106,6 +110,7 @@ class GridRounds:
             self.z[mask],
             self.environment,
             None if self.env is None else self.env[mask],
+            self.options,
         )
 
 

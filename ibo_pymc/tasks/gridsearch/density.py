@@ -35,15 +35,17 @@ from ibo_pymc.engine.density import (
     finish,
 )
 from ibo_pymc.tasks.gridsearch.choice import _loglik_kernel, family_code
+from ibo_pymc.tasks.gridsearch.options import GRID_8X8
 from ibo_pymc.tasks.gridsearch.surrogate import (
     BMT_PRIOR_VAR,
     NOISE,
-    SQDIST_INT,
     _bmt_all,
     _gp_all,
 )
 
 SURROGATE_CODE = {"GP": 0, "BMT": 1}
+#: the options' squared distances, a constant of the compiled density (Wu et al. 2020's 8 x 8 grid)
+_SQDIST = GRID_8X8.sqdist
 _H = 11
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -54,9 +56,9 @@ def _round_loglik(choices, y, surrogate, family, theta, beta, tau, grad):
     R, T = choices.shape
     lengths = np.full(R, T, dtype=np.int64)
     if surrogate == 0:
-        mu, var, dmu, dvar = _gp_all(choices, y, lengths, theta, SQDIST_INT, NOISE, grad)
+        mu, var, dmu, dvar = _gp_all(choices, y, lengths, theta, _SQDIST, NOISE, grad)
     else:
-        mu, var, dmu, dvar = _bmt_all(choices, y, lengths, theta * theta, BMT_PRIOR_VAR, SQDIST_INT.shape[0], grad)
+        mu, var, dmu, dvar = _bmt_all(choices, y, lengths, theta * theta, BMT_PRIOR_VAR, _SQDIST.shape[0], grad)
         dmu *= 2.0 * theta
         dvar *= 2.0 * theta
     ll = np.empty(R)

@@ -13,6 +13,7 @@ published quantity, so fitted values compare directly.
 from __future__ import annotations
 
 from ibo_pymc.tasks.gridsearch.choice import choice_loglik
+from ibo_pymc.tasks.gridsearch.options import GRID_8X8
 from ibo_pymc.tasks.gridsearch.surrogate import bmt_posterior, gp_posterior
 
 SURROGATES = ("GP", "BMT")
@@ -20,18 +21,21 @@ SURROGATES = ("GP", "BMT")
 THETA_NAME = {"GP": "lambda", "BMT": "error_variance"}
 
 
-def posterior(choices, y, surrogate: str, theta: float, *, grad: bool = False, published: bool = False):
-    """``(mu, var, dmu, dvar)`` of the surrogate before every choice; derivatives in ``theta``."""
+def posterior(
+    choices, y, surrogate: str, theta: float, *, grad: bool = False, published: bool = False, options=GRID_8X8
+):
+    """``(mu, var, dmu, dvar)`` of the surrogate before every choice over the ``options``
+    (:class:`~ibo_pymc.tasks.gridsearch.options.OptionSet`); derivatives in ``theta``."""
     if surrogate == "GP":
-        return gp_posterior(choices, y, theta, grad=grad, published=published)
+        return gp_posterior(choices, y, theta, grad=grad, published=published, options=options)
     if surrogate == "BMT":
-        mu, var, dmu, dvar = bmt_posterior(choices, y, theta * theta, grad=grad)
+        mu, var, dmu, dvar = bmt_posterior(choices, y, theta * theta, grad=grad, options=options)
         return mu, var, dmu * (2.0 * theta), dvar * (2.0 * theta)
     raise ValueError(f"unknown surrogate {surrogate!r}; expected one of {', '.join(SURROGATES)}")
 
 
-def loglik(choices, y, surrogate, family, theta, beta, tau, *, grad=False, published=False):
+def loglik(choices, y, surrogate, family, theta, beta, tau, *, grad=False, published=False, options=GRID_8X8):
     """Per-round log-likelihood (R,) and, with ``grad``, its gradient (R, 3) in (theta, beta, tau)."""
-    post = posterior(choices, y, surrogate, theta, grad=grad, published=published)
+    post = posterior(choices, y, surrogate, theta, grad=grad, published=published, options=options)
     ll, g = choice_loglik(post, choices, y, family, beta, tau, published=published)
     return (ll, g) if grad else ll

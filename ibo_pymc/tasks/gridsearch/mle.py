@@ -50,7 +50,6 @@ from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME, loglik, posterior
 LOG_BOUNDS = (-5.0, 5.0)
 #: the published models: name -> (surrogate, family)
 MODELS = {"GP-UCB": ("GP", "UCB"), "BMT-UCB": ("BMT", "UCB")}
-N_OPTIONS = 64
 
 
 @dataclass(frozen=True)
@@ -467,7 +466,7 @@ def summarise(gr: GridRounds, model: str, folds: list[FoldFit]) -> dict:
         "context": gr.context,
         "model": model,
         "nLL": nll,
-        "R2": 1.0 - nll / (n * math.log(N_OPTIONS)),
+        "R2": 1.0 - nll / (n * math.log(gr.options.size)),
         "lambda": theta if THETA_NAME[surrogate] == "lambda" else np.nan,
         "beta": float(np.median([f.beta for f in folds])),
         "tau": float(np.median([f.tau for f in folds])),

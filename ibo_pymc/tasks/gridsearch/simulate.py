@@ -23,7 +23,7 @@ import pandas as pd
 
 from ibo_pymc.engine.priors import LogNormalPrior
 from ibo_pymc.tasks.gridsearch.choice import HAS_BETA, choice_probabilities
-from ibo_pymc.tasks.gridsearch.data import SIDE, GridRounds, rescale
+from ibo_pymc.tasks.gridsearch.data import GridRounds, rescale
 from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME, posterior
 
 REWARD_NOISE_SD = 2.0
@@ -85,8 +85,8 @@ def to_table(rounds: list[GridRounds]) -> pd.DataFrame:
                     "context": gr.context,
                     "round": np.repeat(gr.rounds, T),
                     "trial": np.tile(np.arange(1, T + 1), R),
-                    "x": (gr.choices // SIDE).ravel(),
-                    "y": (gr.choices % SIDE).ravel(),
+                    "x": gr.options.coords[gr.choices.ravel(), 0],
+                    "y": gr.options.coords[gr.choices.ravel(), 1],
                     "z": gr.z.ravel(),
                 }
             )

@@ -1,7 +1,8 @@
 """The grid task's surrogates: a Gaussian process (RBF kernel) and the Bayesian mean tracker.
 
 Both give, before every choice t of a round, the posterior mean ``mu`` and
-variance ``var`` of the reward of each of the 64 options given the round's
+variance ``var`` of the reward of each of the P options (an
+:class:`~ibo_pymc.tasks.gridsearch.options.OptionSet`; default Wu et al. 2020's 8 x 8 grid) given the round's
 earlier observations (rounds are independent environments; nothing carries
 over), and their derivative in the surrogate's one free parameter.
 
@@ -14,7 +15,7 @@ computed once: the factor of the first ``t`` observations is its leading
 
     mu_t = sum_{i<t} W_i a_i,      var_t = 1 - sum_{i<t} W_i^2
 
-give every trial's posterior from one factorisation (O(n^3 + 64 n^2) per round);
+give every trial's posterior from one factorisation (O(n^3 + P n^2) per round);
 the variance is the predictive one (the noise included, ``1 + noise - ...``), as
 the published code computes it.
 The derivative in lambda is forward-mode: ``dL = L Phi(L^-1 dK L^-T)`` (``Phi``:
@@ -24,8 +25,8 @@ lower triangle, halved diagonal), ``dW = L^-1 (dk - dL W)``, ``da = -L^-1 dL a``
 ``BMT_PRIOR_VAR`` = 5, observation noise ``error_variance``: the chosen option's
 gain ``g = v / (v + error_variance)``, ``m += g (y - m)``, ``v *= 1 - g``.
 
-Arrays: ``choices`` (R, T) option indices 0..63 (option = 8 x + y), ``y`` (R, T)
-rescaled rewards; outputs (R, T - 1, 64): the posterior before choice
+Arrays: ``choices`` (R, T) option indices 0..P-1, ``y`` (R, T)
+rescaled rewards; outputs (R, T - 1, P): the posterior before choice
 ``t = 1..T-1`` (the first observation of a round conditions only).
 """
 
@@ -36,25 +37,12 @@ import math
 import numba
 import numpy as np
 
+from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
+
 #: the GP's observation noise variance (fixed, as in the published models)
 NOISE = 1e-4
 #: the Bayesian mean tracker's prior variance
 BMT_PRIOR_VAR = 5.0
-#: side of the grid: options are (x, y) in 0..7, option index 8 x + y
-SIDE = 8
-N_OPTIONS = SIDE * SIDE
-
-
-def option_coordinates() -> np.ndarray:
-    """(64, 2) coordinates of the options, row ``8 x + y`` = (x, y)."""
-    xs, ys = np.meshgrid(np.arange(SIDE), np.arange(SIDE), indexing="ij")
-    return np.column_stack([xs.ravel(), ys.ravel()]).astype(float)
-
-
-_COORDS = option_coordinates()
-#: squared distances between options (64, 64)
-SQDIST = ((_COORDS[:, None, :] - _COORDS[None, :, :]) ** 2).sum(-1)
-SQDIST_INT = SQDIST.astype(np.int64)
 
 
 @numba.njit(cache=True, fastmath={"contract", "reassoc", "arcp"})
@@ -62,7 +50,7 @@ def _gp_round(ch, y, n, ktab, dtab, d2i, noise, grad, mu, var, dmu, dvar):
     """Posterior before each choice 1..n-1 of one round with n observations (writes rows 0..n-2).
 
     ``ktab[d]`` / ``dtab[d]``: the kernel and its lambda-derivative at squared distance ``d``
-    (integers on the grid), ``d2i`` the (64, 64) squared distances as integers.
+    (integers), ``d2i`` the (P, P) squared distances between the options as integers.
     """
     m = n - 1  # observations that ever condition a prediction
     if m <= 0:
@@ -237,8 +225,11 @@ def _bmt_all(choices, y, lengths, err, prior_var, P, grad):
     return mu, var, dmu, dvar
 
 
-def gp_posterior(choices, y, lam, *, lengths=None, grad=False, noise=NOISE, published=False):
-    """GP posterior mean and variance before every choice: ``(mu, var, dmu, dvar)``, each (R, T-1, 64).
+def gp_posterior(
+    choices, y, lam, *, lengths=None, grad=False, noise=NOISE, published=False, options: OptionSet = GRID_8X8
+):
+    """GP posterior mean and variance before every choice: ``(mu, var, dmu, dvar)``, each (R, T-1, P) over the
+    ``options``.
 
     ``dmu``, ``dvar`` are the derivatives in ``lam`` (zeros unless ``grad``).
     ``lengths`` (R,) the observations per round (default: all T).
@@ -253,7 +244,7 @@ def gp_posterior(choices, y, lam, *, lengths=None, grad=False, noise=NOISE, publ
     if lengths is None:
         lengths = np.full(choices.shape[0], choices.shape[1], dtype=np.int64)
     mu, var, dmu, dvar = _gp_all(
-        choices, y, np.asarray(lengths, np.int64), float(lam), SQDIST_INT, float(noise), bool(grad)
+        choices, y, np.asarray(lengths, np.int64), float(lam), options.sqdist, float(noise), bool(grad)
     )
     if published and choices.shape[1] > 1:
         rows = np.arange(choices.shape[0])
@@ -265,7 +256,9 @@ def gp_posterior(choices, y, lam, *, lengths=None, grad=False, noise=NOISE, publ
     return mu, var, dmu, dvar
 
 
-def bmt_posterior(choices, y, error_variance, *, lengths=None, grad=False, prior_var=BMT_PRIOR_VAR):
+def bmt_posterior(
+    choices, y, error_variance, *, lengths=None, grad=False, prior_var=BMT_PRIOR_VAR, options: OptionSet = GRID_8X8
+):
     """Bayesian mean tracker posterior before every choice (same layout as :func:`gp_posterior`);
     derivatives in ``error_variance``."""
     choices = np.ascontiguousarray(choices, dtype=np.int64)
@@ -273,17 +266,17 @@ def bmt_posterior(choices, y, error_variance, *, lengths=None, grad=False, prior
     if lengths is None:
         lengths = np.full(choices.shape[0], choices.shape[1], dtype=np.int64)
     return _bmt_all(
-        choices, y, np.asarray(lengths, np.int64), float(error_variance), float(prior_var), N_OPTIONS, bool(grad)
+        choices, y, np.asarray(lengths, np.int64), float(error_variance), float(prior_var), options.size, bool(grad)
     )
 
 
-def gp_posterior_reference(choices, y, lam, noise=NOISE):
+def gp_posterior_reference(choices, y, lam, noise=NOISE, options: OptionSet = GRID_8X8):
     """The GP posterior by direct solves, one trial at a time (NumPy; for tests)."""
     choices = np.asarray(choices)
     R, T = choices.shape
-    mu = np.zeros((R, T - 1, N_OPTIONS))
-    var = np.full((R, T - 1, N_OPTIONS), 1.0 + noise)
-    kern = np.exp(-SQDIST / (2 * lam**2))
+    mu = np.zeros((R, T - 1, options.size))
+    var = np.full((R, T - 1, options.size), 1.0 + noise)
+    kern = np.exp(-options.sqdist / (2 * lam**2))
     for r in range(R):
         for t in range(1, T):
             obs = choices[r, :t]

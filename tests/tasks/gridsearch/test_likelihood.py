@@ -10,10 +10,10 @@ from scipy import special, stats
 from ibo_pymc.tasks.gridsearch import density
 from ibo_pymc.tasks.gridsearch.choice import FAMILIES, choice_loglik
 from ibo_pymc.tasks.gridsearch.likelihood import loglik
+from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
 from ibo_pymc.tasks.gridsearch.surrogate import (
     BMT_PRIOR_VAR,
     NOISE,
-    SQDIST,
     bmt_posterior,
     gp_posterior,
     gp_posterior_reference,
@@ -36,7 +36,7 @@ def test_gp_equals_direct_solves(data, lam):
     m2, v2 = gp_posterior_reference(ch, y, lam)
     assert np.allclose(mu, m2, atol=1e-9) and np.allclose(var, v2, atol=1e-9)
     # one observation: textbook formulas
-    k = np.exp(-SQDIST[ch[2, 0]] / (2 * lam**2))
+    k = np.exp(-GRID_8X8.sqdist[ch[2, 0]] / (2 * lam**2))
     assert np.allclose(mu[2, 0], k * y[2, 0] / (1 + NOISE))
     assert np.allclose(var[2, 0], 1 + NOISE - k**2 / (1 + NOISE))
 
@@ -226,3 +226,49 @@ def test_one_participant_is_fast_enough_to_sample(choices):
         for tau in (0.007, 148.0):
             ll, g = loglik(gr.choices, gr.y, "GP", "UCB", th, 0.5, tau, grad=True)
             assert np.isfinite(ll).all() and np.isfinite(g).all()
+
+
+# --- any finite option set (issue 32: a line of 30, an 11 x 11 grid, a user's own points) ---------------------
+def test_option_sets_index_and_distances():
+    line, grid = OptionSet.grid(30, 1), OptionSet.grid(11, 11)
+    assert line.size == 30 and grid.size == 121 and GRID_8X8.size == 64
+    # the studies' own numbering: the arm on the line, 11 x + y and 8 x + y on the grids
+    assert line.index(7, 0) == 7 and grid.index(3, 5) == 38 and GRID_8X8.index(3, 5) == 29
+    np.testing.assert_array_equal(grid.index([0, 10], [10, 0]), [10, 110])
+    assert grid.sqdist[grid.index(0, 0), grid.index(3, 4)] == 25 and grid.manhattan[0, grid.index(3, 4)] == 7
+    np.testing.assert_array_equal(line.manhattan[4], np.abs(np.arange(30) - 4))
+    own = OptionSet(np.array([[0, 0], [5, 1], [2, 9]]))
+    assert own.sqdist[1, 2] == 9 + 64 and own == OptionSet(np.array([[0, 0], [5, 1], [2, 9]])) and own != line
+    for bad in (np.array([[0, 0], [0, 0]]), np.array([[0.5, 0], [1, 0]]), np.zeros((3, 3))):
+        with pytest.raises(ValueError):
+            OptionSet(bad)
+    with pytest.raises(ValueError, match="not one of the 30 options"):
+        line.index(30, 0)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [OptionSet.grid(30, 1), OptionSet.grid(11, 11), OptionSet(np.array([[0, 0], [5, 1], [2, 9], [7, 7], [3, 3]]))],
+)
+def test_surrogates_on_other_option_sets(options):
+    """The compiled GP posterior (and its lambda-derivative) against direct solves, and the mean tracker's
+    shape, on a line, an 11 x 11 grid and scattered points; the choice likelihood runs on them."""
+    rng = np.random.default_rng(11)
+    P = options.size
+    ch = rng.integers(0, P, (3, 9))
+    ch[1, 4] = ch[1, 1]
+    y = rng.uniform(-0.5, 0.5, ch.shape)
+    mu, var, dmu, dvar = gp_posterior(ch, y, 1.3, grad=True, options=options)
+    m2, v2 = gp_posterior_reference(ch, y, 1.3, options=options)
+    assert mu.shape == (3, 8, P)
+    np.testing.assert_allclose(mu, m2, atol=1e-9)
+    np.testing.assert_allclose(var, np.maximum(v2, 1e-12), atol=1e-9)
+    eps = 1e-6
+    mp, vp = gp_posterior_reference(ch, y, 1.3 + eps, options=options)
+    mm, vm = gp_posterior_reference(ch, y, 1.3 - eps, options=options)
+    np.testing.assert_allclose(dmu, (mp - mm) / (2 * eps), atol=1e-5)
+    np.testing.assert_allclose(dvar, (vp - vm) / (2 * eps), atol=1e-5)
+    bm, bv, _, _ = bmt_posterior(ch, y, 0.3, options=options)
+    assert bm.shape == bv.shape == (3, 8, P) and (bv[:, 0] < BMT_PRIOR_VAR).sum() == 3
+    ll = loglik(ch, y, "GP", "UCB", 1.3, 0.5, 0.05, options=options)
+    assert ll.shape == (3,) and np.isfinite(ll).all() and (ll < 0).all()
