@@ -1,7 +1,7 @@
 """How long must NUTS tune for the hotspot fits? The evidence for issue 33's "tuning length set from evidence".
 
     python benchmarks/tuning_study.py --data ../shared/data/hotspot_raw [--tunes 300,500,1000] [--seeds 0,1,2]
-        [--workers 2] [--csv models/sampling/tuning.csv]
+        [--workers 2] [--csv models/sampling/tuning.csv [--update]]
 
 For every tuning length and seed, the study's 84 default fits (28 subjects x u, ũ, ũ±) are made afresh with
 ``ibo-sample --subject all --model M --tune T --seed S`` (the command as a user runs it, fresh processes, on
@@ -16,6 +16,9 @@ For every tuning length and seed, the study's 84 default fits (28 subjects x u, 
   seed (Monte Carlo error plus any effect of the tuning);
 * ``wall_s``: the three commands' wall time, and ``ratio`` = wall time at the longest tuning / this one (same
   seed, same run).
+
+``--update`` adds the rows of this run's seeds to an existing ``--csv`` (replacing the same tune and seed), so a
+study can grow seed by seed; each seed's rows, ratio included, still come from one run.
 """
 
 from __future__ import annotations
@@ -106,6 +109,11 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", default="0,1,2", help="seeds, comma-separated")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--csv", help="also write the table here (atomically)")
+    p.add_argument(
+        "--update",
+        action="store_true",
+        help="with --csv: keep the file's rows of other (tune, seed) pairs (a study grown seed by seed)",
+    )
     args = p.parse_args(argv)
     tunes = sorted(int(t) for t in args.tunes.split(","))
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -118,6 +126,14 @@ def main(argv=None) -> int:
                 runs[(tune, seed)] = _fits(args.data, tune, seed, args.workers, Path(tmp) / f"t{tune}-s{seed}", env)
     print(file=sys.stderr)
     table = summarise(runs)
+    if args.update:
+        if not args.csv:
+            p.error("--update applies with --csv only")
+        if Path(args.csv).is_file():
+            old = pd.read_csv(args.csv, keep_default_na=False)
+            mine = set(zip(table["tune"], table["seed"]))
+            old = old[[(t, s) not in mine for t, s in zip(old["tune"], old["seed"])]]
+            table = pd.concat([old, table], ignore_index=True).sort_values(["tune", "seed"], kind="stable")
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if args.csv:
