@@ -70,10 +70,16 @@ def rescale(z):
     return (np.asarray(z, float) - 50.0) / 100.0
 
 
+#: the choice index of a padded trial (after the end of a round shorter than the longest)
+PAD = -1
+
+
 @dataclass(frozen=True)
 class GridRounds:
     """One subject's choices in one context: ``choices`` (R, T) indices into ``options`` (on the study's grid
-    ``8 x + y``), ``z`` (R, T) rewards."""
+    ``8 x + y``), ``z`` (R, T) rewards. Rounds may differ in length (Wu et al. 2018's horizons): ``lengths``
+    (R,) gives each round's clicks, and the trials after them hold :data:`PAD` and NaN; None: every round has
+    T."""
 
     subject: int
     context: str
@@ -84,6 +90,18 @@ class GridRounds:
     env: np.ndarray | None = None
     #: the options the indices in ``choices`` refer to (default: the study's 8 x 8 grid)
     options: OptionSet = GRID_8X8
+    lengths: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.lengths is None:
+            return
+        R, T = np.shape(self.choices)
+        n = np.asarray(self.lengths)
+        if n.shape != (R,) or not np.issubdtype(n.dtype, np.integer) or (n < 1).any() or (n > T).any():
+            raise ValueError(f"lengths must be {R} whole numbers of clicks in 1..{T}")
+        pad = np.arange(T)[None, :] >= n[:, None]
+        if (np.asarray(self.choices)[pad] != PAD).any() or not np.isnan(np.asarray(self.z, float)[pad]).all():
+            raise ValueError(f"the trials after a round's length must hold choice {PAD} and reward NaN")
 
     @property
     def y(self) -> np.ndarray:
@@ -95,9 +113,16 @@ class GridRounds:
         return len(self.rounds)
 
     @property
+    def round_lengths(self) -> np.ndarray:
+        """Each round's clicks (R,)."""
+        if self.lengths is None:
+            return np.full(self.n_rounds, self.choices.shape[1], dtype=np.int64)
+        return np.asarray(self.lengths, dtype=np.int64)
+
+    @property
     def n_choices(self) -> int:
         """Choices the model predicts: all but each round's first."""
-        return int(self.n_rounds * (self.choices.shape[1] - 1))
+        return int((self.round_lengths - 1).sum())
 
     def select(self, rounds) -> GridRounds:
         """The rounds whose number is in ``rounds`` (in this object's order)."""
@@ -111,6 +136,7 @@ class GridRounds:
             self.environment,
             None if self.env is None else self.env[mask],
             self.options,
+            None if self.lengths is None else np.asarray(self.lengths)[mask],
         )
 
 

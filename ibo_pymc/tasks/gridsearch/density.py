@@ -12,8 +12,9 @@ gradient in ``x``. It serves
   per-process compilation: the callback is compiled once per machine) through the engine's adapter,
 * :func:`log_density`, the same density at many points (bridge sampling).
 
-Data buffer (float64): header ``[R, T, family, surrogate, n_dim, m_0, s_0, m_1, s_1, m_2, s_2]``
-then the choices (R*T) and the rescaled rewards (R*T).
+Data buffer (float64): header ``[R, T, family, surrogate, n_dim, m_0, s_0, m_1, s_1, m_2, s_2, P]``, then
+the observations per round (R; a round shorter than T is padded), the choices (R*T), the rescaled rewards
+(R*T) and the options' squared distances (P*P; an :class:`~ibo_pymc.tasks.gridsearch.options.OptionSet`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from ibo_pymc.engine.density import (
     finish,
 )
 from ibo_pymc.tasks.gridsearch.choice import _loglik_kernel, family_code
-from ibo_pymc.tasks.gridsearch.options import GRID_8X8
+from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
 from ibo_pymc.tasks.gridsearch.surrogate import (
     BMT_PRIOR_VAR,
     NOISE,
@@ -44,21 +45,19 @@ from ibo_pymc.tasks.gridsearch.surrogate import (
 )
 
 SURROGATE_CODE = {"GP": 0, "BMT": 1}
-#: the options' squared distances, a constant of the compiled density (Wu et al. 2020's 8 x 8 grid)
-_SQDIST = GRID_8X8.sqdist
-_H = 11
+_H = 12
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
 @numba.njit(cache=True)
-def _round_loglik(choices, y, surrogate, family, theta, beta, tau, grad):
-    """Per-round log-likelihood (R,) and its gradient (R, 3) in (theta, beta, tau); the plain choice rule."""
-    R, T = choices.shape
-    lengths = np.full(R, T, dtype=np.int64)
+def _round_loglik(choices, y, lengths, d2i, surrogate, family, theta, beta, tau, grad):
+    """Per-round log-likelihood (R,) and its gradient (R, 3) in (theta, beta, tau); the plain choice rule.
+    ``lengths`` (R,) the observations of each round, ``d2i`` the options' squared distances (P, P)."""
+    R = choices.shape[0]
     if surrogate == 0:
-        mu, var, dmu, dvar = _gp_all(choices, y, lengths, theta, _SQDIST, NOISE, grad)
+        mu, var, dmu, dvar = _gp_all(choices, y, lengths, theta, d2i, NOISE, grad)
     else:
-        mu, var, dmu, dvar = _bmt_all(choices, y, lengths, theta * theta, BMT_PRIOR_VAR, _SQDIST.shape[0], grad)
+        mu, var, dmu, dvar = _bmt_all(choices, y, lengths, theta * theta, BMT_PRIOR_VAR, d2i.shape[0], grad)
         dmu *= 2.0 * theta
         dvar *= 2.0 * theta
     ll = np.empty(R)
@@ -71,18 +70,27 @@ def _round_loglik(choices, y, surrogate, family, theta, beta, tau, grad):
 def _unpack(buf):
     R = int(buf[0])
     T = int(buf[1])
+    P = int(buf[11])
+    lengths = np.empty(R, dtype=np.int64)
     choices = np.empty((R, T), dtype=np.int64)
     y = np.empty((R, T))
-    off = _H
+    d2i = np.empty((P, P), dtype=np.int64)
+    for r in range(R):
+        lengths[r] = int(buf[_H + r])
+    off = _H + R
     for r in range(R):
         for t in range(T):
             choices[r, t] = int(buf[off + r * T + t])
             y[r, t] = buf[off + R * T + r * T + t]
-    return choices, y
+    off += 2 * R * T
+    for i in range(P):
+        for j in range(P):
+            d2i[i, j] = int(buf[off + i * P + j])
+    return choices, y, lengths, d2i
 
 
 @numba.njit(cache=True)
-def _density_at(x, buf, choices, y, out, grad):
+def _density_at(x, buf, choices, y, lengths, d2i, out, grad):
     family = int(buf[2])
     surrogate = int(buf[3])
     n_dim = int(buf[4])
@@ -93,7 +101,7 @@ def _density_at(x, buf, choices, y, out, grad):
     else:
         beta = 0.0
         tau = math.exp(x[1])
-    ll, g = _round_loglik(choices, y, surrogate, family, theta, beta, tau, grad)
+    ll, g = _round_loglik(choices, y, lengths, d2i, surrogate, family, theta, beta, tau, grad)
     total = 0.0
     for r in range(ll.shape[0]):
         total += ll[r]
@@ -123,43 +131,63 @@ def _density_at(x, buf, choices, y, out, grad):
 
 @numba.njit(cache=True, parallel=True)
 def _density_many(X, buf):
-    choices, y = _unpack(buf)
+    choices, y, lengths, d2i = _unpack(buf)
     out = np.empty(X.shape[0])
     for i in numba.prange(X.shape[0]):
         g = np.empty(X.shape[1])
-        out[i] = _density_at(X[i], buf, choices, y, g, False)
+        out[i] = _density_at(X[i], buf, choices, y, lengths, d2i, g, False)
     return out
 
 
 @numba.njit(cache=True, parallel=True)
-def _round_loglik_many(choices, y, surrogate, family, theta, beta, tau):
+def _round_loglik_many(choices, y, lengths, d2i, surrogate, family, theta, beta, tau):
     out = np.empty((theta.shape[0], choices.shape[0]))
     for i in numba.prange(theta.shape[0]):
-        out[i] = _round_loglik(choices, y, surrogate, family, theta[i], beta[i], tau[i], False)[0]
+        out[i] = _round_loglik(choices, y, lengths, d2i, surrogate, family, theta[i], beta[i], tau[i], False)[0]
     return out
 
 
-def round_loglik_many(choices, y, surrogate: str, family: str, theta, beta, tau) -> np.ndarray:
+def _lengths(choices, lengths) -> np.ndarray:
+    """Observations per round: ``lengths`` checked, or every round full (T)."""
+    R, T = np.shape(choices)
+    if lengths is None:
+        return np.full(R, T, dtype=np.int64)
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    if lengths.shape != (R,) or (lengths < 1).any() or (lengths > T).any():
+        raise ValueError(f"lengths must be {R} numbers of observations in 1..{T}")
+    return lengths
+
+
+def round_loglik_many(
+    choices, y, surrogate: str, family: str, theta, beta, tau, *, lengths=None, options: OptionSet = GRID_8X8
+) -> np.ndarray:
     """Per-round log-likelihood (n, R) at n parameter points (plain choice rule), in parallel."""
     arr = [np.ascontiguousarray(v, dtype=float) for v in (theta, beta, tau)]
     return _round_loglik_many(
         np.ascontiguousarray(choices, dtype=np.int64),
         np.ascontiguousarray(y, dtype=float),
+        _lengths(choices, lengths),
+        options.sqdist,
         SURROGATE_CODE[surrogate],
         family_code(family),
         *arr,
     )
 
 
-def pack(choices, y, surrogate: str, family: str, prior: np.ndarray) -> np.ndarray:
-    """The data buffer; ``prior`` (n_dim, 2) the normal priors' mean and sd of each log-parameter."""
+def pack(
+    choices, y, surrogate: str, family: str, prior: np.ndarray, *, lengths=None, options: OptionSet = GRID_8X8
+) -> np.ndarray:
+    """The data buffer; ``prior`` (n_dim, 2) the normal priors' mean and sd of each log-parameter; ``lengths``
+    the observations per round (default: all T), ``options`` what the choices index."""
     choices = np.asarray(choices)
     R, T = choices.shape
     prior = np.asarray(prior, float)
     head = np.zeros(_H)
     head[:5] = [R, T, family_code(family), SURROGATE_CODE[surrogate], len(prior)]
     head[5 : 5 + prior.size] = prior.ravel()
-    return np.ascontiguousarray(np.concatenate([head, choices.ravel().astype(float), np.asarray(y, float).ravel()]))
+    head[11] = options.size
+    parts = [head, _lengths(choices, lengths), choices.ravel(), np.asarray(y, float).ravel(), options.sqdist.ravel()]
+    return np.ascontiguousarray(np.concatenate([np.asarray(a, float) for a in parts]))
 
 
 def log_density(buf: np.ndarray, X) -> np.ndarray:
@@ -169,9 +197,9 @@ def log_density(buf: np.ndarray, X) -> np.ndarray:
 
 
 def log_density_grad(buf: np.ndarray, x) -> tuple[float, np.ndarray]:
-    choices, y = _unpack(buf)
+    choices, y, lengths, d2i = _unpack(buf)
     g = np.zeros(len(x))
-    return float(_density_at(np.asarray(x, float), buf, choices, y, g, True)), g
+    return float(_density_at(np.asarray(x, float), buf, choices, y, lengths, d2i, g, True)), g
 
 
 # ---------------------------------------------------------------- nutpie: a cached C callback
@@ -179,7 +207,8 @@ def log_density_grad(buf: np.ndarray, x) -> tuple[float, np.ndarray]:
 
 @numba.njit(cache=True)
 def _buffer_size(head):
-    return _H + 2 * int(head[0]) * int(head[1])
+    R, T, P = int(head[0]), int(head[1]), int(head[11])
+    return _H + R + 2 * R * T + P * P
 
 
 @numba.cfunc(LOGP_SIGNATURE, cache=True, error_model="numpy")
@@ -191,8 +220,8 @@ def _logp_cfunc(dim, x_, out_, logp_, user_data_):
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (dim,))
     logp = numba.carray(logp_, (1,))
-    choices, y = _unpack(buf)
-    return finish(_density_at(x, buf, choices, y, out, True), out, logp)
+    choices, y, lengths, d2i = _unpack(buf)
+    return finish(_density_at(x, buf, choices, y, lengths, d2i, out, True), out, logp)
 
 
 @numba.cfunc(EXPAND_SIGNATURE, cache=True, error_model="numpy")
@@ -230,26 +259,42 @@ class GridDensity(Density):
 
 
 class GridLogLik(Op):
-    """Per-round log-likelihood ``ll (R,)`` of one family with its Jacobian ``(R, 3)`` in (theta, beta, tau)."""
+    """Per-round log-likelihood ``ll (R,)`` of one family with its Jacobian ``(R, 3)`` in (theta, beta, tau), over
+    the ``options`` (default the 8 x 8 grid); ``lengths`` (R,), the observations per round, default all T."""
 
-    __props__ = ("surrogate", "family")
+    __props__ = ("surrogate", "family", "options")
 
-    def __init__(self, surrogate: str, family: str):
+    def __init__(self, surrogate: str, family: str, options: OptionSet = GRID_8X8):
         self.surrogate = surrogate
         self.family = family
+        self.options = options
         self._codes = (SURROGATE_CODE[surrogate], family_code(family))
 
-    def make_node(self, choices, y, theta, beta, tau):
+    def make_node(self, choices, y, theta, beta, tau, lengths=None):
         choices = pt.as_tensor_variable(choices, dtype="int64")
         y = pt.as_tensor_variable(y, dtype="float64")
         params = [pt.as_tensor_variable(v, dtype="float64") for v in (theta, beta, tau)]
         if choices.ndim != 2 or y.ndim != 2 or any(p.ndim != 0 for p in params):
             raise ValueError("GridLogLik: choices and y are (rounds, trials), theta, beta, tau scalars")
-        return Apply(self, [choices, y, *params], [pt.dvector(), pt.dmatrix()])
+        if lengths is None:
+            lengths = pt.full((choices.shape[0],), choices.shape[1], dtype="int64")
+        lengths = pt.as_tensor_variable(lengths, dtype="int64")
+        return Apply(self, [choices, y, *params, lengths], [pt.dvector(), pt.dmatrix()])
 
     def perform(self, node, inputs, outputs):
-        choices, y, theta, beta, tau = inputs
-        ll, g = _round_loglik(choices, y, self._codes[0], self._codes[1], float(theta), float(beta), float(tau), True)
+        choices, y, theta, beta, tau, lengths = inputs
+        ll, g = _round_loglik(
+            choices,
+            y,
+            np.ascontiguousarray(lengths),
+            self.options.sqdist,
+            self._codes[0],
+            self._codes[1],
+            float(theta),
+            float(beta),
+            float(tau),
+            True,
+        )
         outputs[0][0] = ll
         outputs[1][0] = g
 
@@ -260,8 +305,8 @@ class GridLogLik(Op):
     def grad(self, inputs, output_grads):
         g_ll = output_grads[0]
         _, jac = self(*inputs)
-        data = [grad_not_implemented(self, j, inputs[j], "the data are not differentiable") for j in range(2)]
-        return data + [pt.dot(g_ll, jac[:, j]) for j in range(3)]
+        data = [grad_not_implemented(self, j, inputs[j], "the data are not differentiable") for j in (0, 1)]
+        return [*data, *(pt.dot(g_ll, jac[:, j]) for j in range(3)), grad_not_implemented(self, 5, inputs[5])]
 
 
 try:  # the Numba backend calls the same kernel
@@ -270,10 +315,11 @@ try:  # the Numba backend calls the same kernel
     @register_funcify_default_op_cache_key(GridLogLik)
     def _numba_grid_loglik(op, node=None, **kwargs):
         s_code, f_code = op._codes
+        d2i = op.options.sqdist
 
         @numba.njit
-        def grid_loglik_numba(choices, y, theta, beta, tau):
-            return _round_loglik(choices, y, s_code, f_code, theta.item(), beta.item(), tau.item(), True)
+        def grid_loglik_numba(choices, y, theta, beta, tau, lengths):
+            return _round_loglik(choices, y, lengths, d2i, s_code, f_code, theta.item(), beta.item(), tau.item(), True)
 
         return grid_loglik_numba
 except ImportError:  # pragma: no cover

@@ -22,14 +22,23 @@ THETA_NAME = {"GP": "lambda", "BMT": "error_variance"}
 
 
 def posterior(
-    choices, y, surrogate: str, theta: float, *, grad: bool = False, published: bool = False, options=GRID_8X8
+    choices,
+    y,
+    surrogate: str,
+    theta: float,
+    *,
+    grad: bool = False,
+    published: bool = False,
+    lengths=None,
+    options=GRID_8X8,
 ):
     """``(mu, var, dmu, dvar)`` of the surrogate before every choice over the ``options``
-    (:class:`~ibo_pymc.tasks.gridsearch.options.OptionSet`); derivatives in ``theta``."""
+    (:class:`~ibo_pymc.tasks.gridsearch.options.OptionSet`); derivatives in ``theta``; ``lengths`` (R,) the
+    observations of each round (default: all)."""
     if surrogate == "GP":
-        return gp_posterior(choices, y, theta, grad=grad, published=published, options=options)
+        return gp_posterior(choices, y, theta, lengths=lengths, grad=grad, published=published, options=options)
     if surrogate == "BMT":
-        mu, var, dmu, dvar = bmt_posterior(choices, y, theta * theta, grad=grad, options=options)
+        mu, var, dmu, dvar = bmt_posterior(choices, y, theta * theta, lengths=lengths, grad=grad, options=options)
         return mu, var, dmu * (2.0 * theta), dvar * (2.0 * theta)
     raise ValueError(f"unknown surrogate {surrogate!r}; expected one of {', '.join(SURROGATES)}")
 

@@ -51,7 +51,7 @@ from ibo_pymc.engine.priors import LogNormalPrior
 from ibo_pymc.errors import InputError
 from ibo_pymc.tasks.gridsearch import density
 from ibo_pymc.tasks.gridsearch.choice import FAMILIES, HAS_BETA
-from ibo_pymc.tasks.gridsearch.data import GridRounds
+from ibo_pymc.tasks.gridsearch.data import PAD, GridRounds
 from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME
 
 #: log-normal priors: parameter -> (mean, sd) of its logarithm
@@ -133,7 +133,15 @@ class GridSearchModel(IBOModelBase):
 
     def density(self, family: str):
         gr = self.obs
-        buf = density.pack(gr.choices, gr.y, self.config.surrogate, family, self.config.prior_array(family))
+        buf = density.pack(
+            gr.choices,
+            gr.y,
+            self.config.surrogate,
+            family,
+            self.config.prior_array(family),
+            lengths=gr.lengths,
+            options=gr.options,
+        )
         return density.GridDensity(buf, self.config.names(family))
 
     def loglik(self, family: str, params: dict) -> np.ndarray:
@@ -144,7 +152,7 @@ class GridSearchModel(IBOModelBase):
     def predict(self, family: str, params: dict, rng: np.random.Generator) -> dict:
         """Choices drawn at each parameter point, every trial given the participant's own earlier choices and
         rewards of the round (the plain choice rule, as fitted); a round's first choice is not modelled and
-        stays the observed one."""
+        stays the observed one, and the padding after a shorter round stays padding."""
         from ibo_pymc.tasks.gridsearch.choice import choice_probabilities
         from ibo_pymc.tasks.gridsearch.likelihood import posterior
 
@@ -155,10 +163,14 @@ class GridSearchModel(IBOModelBase):
         out = np.empty((len(theta), *gr.choices.shape), np.int64)
         out[:, :, 0] = gr.choices[:, 0]
         for i in range(len(theta)):
-            mu, var, _, _ = posterior(gr.choices, gr.y, self.config.surrogate, float(theta[i]))
+            mu, var, _, _ = posterior(
+                gr.choices, gr.y, self.config.surrogate, float(theta[i]), lengths=gr.lengths, options=gr.options
+            )
             cum = np.cumsum(choice_probabilities(mu, var, best, family, beta[i], params["tau"][i]), axis=-1)
             u = rng.random(cum.shape[:-1] + (1,)) * cum[..., -1:]
             out[i, :, 1:] = np.minimum((cum < u).sum(axis=-1), cum.shape[-1] - 1)
+        if gr.lengths is not None:
+            out[:, np.arange(gr.choices.shape[1])[None, :] >= gr.round_lengths[:, None]] = PAD
         return {"choice": out}
 
     def unit_coords(self):
@@ -192,12 +204,15 @@ class GridSearchModel(IBOModelBase):
     @classmethod
     def from_fit(cls, idata) -> GridRounds:
         obs, attrs = idata.observed_data, idata.posterior.attrs
+        choices = np.asarray(obs["choice"].values, np.int64)
+        padded = choices == PAD
         return GridRounds(
             int(attrs["subject"]),
             str(attrs["context"]),
             np.asarray(obs["round"].values, int),
-            np.asarray(obs["choice"].values, np.int64),
+            choices,
             np.asarray(obs["reward"].values, float),
+            lengths=(~padded).sum(axis=1) if padded.any() else None,
         )
 
 
@@ -212,9 +227,14 @@ def build_model(gr: GridRounds, family: str, config: GridSearchConfig | None = N
     coords = {"round": gr.rounds.tolist()}
     with pm.Model(coords=coords) as m:
         v = {n: pm.LogNormal(n, mu=config.priors[n][0], sigma=config.priors[n][1]) for n in names}
-        op = density.GridLogLik(config.surrogate, family)
+        op = density.GridLogLik(config.surrogate, family, gr.options)
         ll, _ = op(
-            pt.as_tensor(gr.choices), pt.as_tensor(gr.y), v[names[0]], v.get("beta", pt.as_tensor(0.0)), v["tau"]
+            pt.as_tensor(gr.choices),
+            pt.as_tensor(np.nan_to_num(gr.y)),
+            v[names[0]],
+            v.get("beta", pt.as_tensor(0.0)),
+            v["tau"],
+            pt.as_tensor(gr.round_lengths),
         )
         pm.Potential("choices", ll.sum())
     return m
@@ -227,7 +247,9 @@ def fit(gr: GridRounds, config: GridSearchConfig | None = None):
 
 def round_loglik_draws(gr: GridRounds, surrogate: str, family: str, theta, beta, tau) -> np.ndarray:
     """Per-round log-likelihood (n, R) at n parameter draws (plain choice rule)."""
-    return density.round_loglik_many(gr.choices, gr.y, surrogate, family, theta, beta, tau)
+    return density.round_loglik_many(
+        gr.choices, gr.y, surrogate, family, theta, beta, tau, lengths=gr.lengths, options=gr.options
+    )
 
 
 def family_probabilities(idata) -> pd.Series:

@@ -25,6 +25,7 @@ from ibo_pymc.engine.priors import LogNormalPrior
 from ibo_pymc.tasks.gridsearch.choice import HAS_BETA, choice_probabilities
 from ibo_pymc.tasks.gridsearch.data import GridRounds, rescale
 from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME, posterior
+from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
 
 REWARD_NOISE_SD = 2.0
 
@@ -50,10 +51,13 @@ def simulate_participant(
     rounds: int = 9,
     trials: int = 20,
     env_class: str | None = None,
+    options: OptionSet = GRID_8X8,
 ) -> GridRounds:
     """One simulated participant: ``rounds`` rounds of ``trials`` choices on environments drawn without
-    replacement from ``environments`` (n_env, 64)."""
+    replacement from ``environments`` (n_env, P): a reward per option of ``options``."""
     n_opt = environments.shape[1]
+    if n_opt != options.size:
+        raise ValueError(f"environments have {n_opt} options, the option set {options.size}")
     env_ids = rng.choice(len(environments), size=rounds, replace=False)
     choices = np.zeros((rounds, trials), dtype=np.int64)
     z = np.zeros((rounds, trials))
@@ -64,13 +68,13 @@ def simulate_participant(
                 c = int(rng.integers(n_opt))
             else:
                 ch, y = choices[r : r + 1, : t + 1], rescale(z[r : r + 1, : t + 1])
-                mu, var, _, _ = posterior(ch, y, truth.surrogate, truth.theta)
+                mu, var, _, _ = posterior(ch, y, truth.surrogate, truth.theta, options=options)
                 best = np.asarray(y[0, :t].max())
                 p = choice_probabilities(mu[0, t - 1], var[0, t - 1], best, truth.family, beta, truth.tau)
                 c = int(rng.choice(n_opt, p=p / p.sum()))
             choices[r, t] = c
             z[r, t] = np.round(100.0 * environments[e, c] + REWARD_NOISE_SD * rng.standard_normal())
-    return GridRounds(subject, context, np.arange(1, rounds + 1), choices, z, env_class, env_ids)
+    return GridRounds(subject, context, np.arange(1, rounds + 1), choices, z, env_class, env_ids, options)
 
 
 def to_table(rounds: list[GridRounds]) -> pd.DataFrame:

@@ -272,3 +272,97 @@ def test_surrogates_on_other_option_sets(options):
     assert bm.shape == bv.shape == (3, 8, P) and (bv[:, 0] < BMT_PRIOR_VAR).sum() == 3
     ll = loglik(ch, y, "GP", "UCB", 1.3, 0.5, 0.05, options=options)
     assert ll.shape == (3,) and np.isfinite(ll).all() and (ll < 0).all()
+
+
+@pytest.mark.parametrize("options", [OptionSet.grid(30, 1), OptionSet.grid(11, 11)])
+def test_compiled_density_on_other_options_and_unequal_rounds(options):
+    """The Bayesian density's buffer carries the option set and each round's observations: its per-round
+    log-likelihood equals the likelihood of each round cut to its length, the nutpie callback reads the
+    larger buffer, and the PyTensor Op (with ``lengths``) agrees."""
+    import ctypes
+
+    import pytensor
+    import pytensor.tensor as pt
+
+    rng = np.random.default_rng(5)
+    P = options.size
+    ch = rng.integers(0, P, (3, 11))
+    y = rng.uniform(-0.5, 0.5, ch.shape)
+    lengths = np.array([11, 6, 8])
+    th, b, t = 1.4, 0.4, 0.06
+    want = np.array(
+        [
+            loglik(ch[r : r + 1, :n], y[r : r + 1, :n], "GP", "UCB", th, b, t, options=options)[0]
+            for r, n in enumerate(lengths)
+        ]
+    )
+    got = density.round_loglik_many(ch, y, "GP", "UCB", [th], [b], [t], lengths=lengths, options=options)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    prior = np.array([[0.0, 1.0], [-1.6, 1.5], [-3.0, 1.5]])
+    buf = density.pack(ch, y, "GP", "UCB", prior, lengths=lengths, options=options)
+    x = np.log([th, b, t])
+    v, g = density.log_density_grad(buf, x)
+    z = (x - prior[:, 0]) / prior[:, 1]
+    assert v == pytest.approx(
+        want.sum() + (-0.5 * z**2 - np.log(prior[:, 1]) - 0.5 * np.log(2 * np.pi)).sum(), rel=1e-10
+    )
+    out, logp = np.zeros(3), np.zeros(1)
+    dbl = ctypes.POINTER(ctypes.c_double)
+    rc = density._logp_cfunc.ctypes(
+        3, x.ctypes.data_as(dbl), out.ctypes.data_as(dbl), logp.ctypes.data_as(dbl), buf.ctypes.data_as(ctypes.c_void_p)
+    )
+    assert rc == 0 and logp[0] == pytest.approx(v, rel=1e-12) and np.allclose(out, g, rtol=1e-12)
+    thv = pt.dscalar("th")
+    ll, _ = density.GridLogLik("GP", "UCB", options)(
+        pt.as_tensor(ch), pt.as_tensor(y), thv, b, t, pt.as_tensor(lengths)
+    )
+    f = pytensor.function([thv], ll, mode="FAST_COMPILE")
+    np.testing.assert_allclose(f(th), want, rtol=1e-10)
+    with pytest.raises(ValueError, match="lengths must be 3 numbers"):
+        density.pack(ch, y, "GP", "UCB", prior, lengths=[11, 12, 3], options=options)
+
+
+def test_rounds_of_unequal_length_through_the_model():
+    """A participant whose rounds differ in length (Wu et al. 2018's horizons) on the 30-option line: the model's
+    density and per-round log-likelihood at draws equal each round's likelihood cut to its length, the
+    predictive keeps the padding, and the observations round-trip through a fit's groups."""
+    import arviz as az
+    import xarray as xr
+
+    from ibo_pymc.tasks.gridsearch.data import PAD, GridRounds
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, GridSearchModel
+
+    line = OptionSet.grid(30, 1)
+    rng = np.random.default_rng(8)
+    lengths = np.array([6, 11, 6, 11])
+    ch = rng.integers(0, 30, (4, 11))
+    z = rng.integers(0, 100, (4, 11)).astype(float)
+    pad = np.arange(11)[None, :] >= lengths[:, None]
+    ch[pad], z[pad] = PAD, np.nan
+    gr = GridRounds(3, "1d", np.arange(1, 5), ch, z, options=line, lengths=lengths)
+    assert gr.n_choices == (lengths - 1).sum() and gr.select([2, 4]).round_lengths.tolist() == [11, 11]
+    with pytest.raises(ValueError, match="must hold choice -1"):
+        GridRounds(3, "1d", np.arange(1, 5), np.where(pad, 0, ch), z, options=line, lengths=lengths)
+    cfg = GridSearchConfig(families=("UCB", "PI"))
+    m = GridSearchModel(gr, cfg)
+    th, b, t = 1.7, 0.3, 0.05
+    want = np.array(
+        [
+            loglik(ch[r : r + 1, :n], gr.y[r : r + 1, :n], "GP", "UCB", th, b, t, options=line)[0]
+            for r, n in enumerate(lengths)
+        ]
+    )
+    got = m.loglik("UCB", {"lambda": np.array([th]), "beta": np.array([b]), "tau": np.array([t])})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    prior = cfg.prior_array("UCB")
+    x = np.log([th, b, t])
+    zz = (x - prior[:, 0]) / prior[:, 1]
+    logprior = (-0.5 * zz**2 - np.log(prior[:, 1]) - 0.5 * np.log(2 * np.pi)).sum()
+    assert m.density("UCB").value(x[None])[0] == pytest.approx(want.sum() + logprior, rel=1e-10)
+    draws = m.predict("UCB", {"lambda": np.array([th] * 3), "beta": np.array([b] * 3), "tau": np.array([t] * 3)}, rng)
+    assert ((draws["choice"] == PAD) == pad[None]).all() and (draws["choice"][:, ~pad] < 30).all()
+    post = xr.Dataset({"tau": (("chain", "draw"), np.ones((1, 2)))}, attrs={"subject": 3, "context": "1d"})
+    idata = az.InferenceData(posterior=post, **m.data_groups())
+    back = GridSearchModel.from_fit(idata)
+    np.testing.assert_array_equal(back.round_lengths, lengths)
+    np.testing.assert_array_equal(back.choices, ch)
