@@ -39,6 +39,8 @@ import numpy as np
 import pandas as pd
 
 from ibo_pymc.errors import InputError
+from ibo_pymc.tasks.gridsearch.data import PAD, GridRounds
+from ibo_pymc.tasks.gridsearch.options import OptionSet
 
 SOURCE_REPOSITORY = "charleywu/gridsearch"
 #: the commit of the participant files and of every environment file but the smooth 2-D one
@@ -249,3 +251,41 @@ def _int_list(text: str, path: Path, line: int, field: str) -> np.ndarray:
     if v.ndim != 1 or not np.all(np.isfinite(v) & (v == np.round(v))):
         raise InputError(f"expected a JSON list of whole numbers, got {text[:40]!r}", path=path, line=line, field=field)
     return v.astype(int)
+
+
+#: each experiment's options: the line of 30 arms, the 11 x 11 grid
+OPTIONS = {"1d": OptionSet.grid(30, 1), "2d": OptionSet.grid(11, 11)}
+
+
+def grid_rounds(table: pd.DataFrame, subject: int, experiment: str) -> GridRounds:
+    """One participant's rounds of one experiment as the grid task's model takes them: the experiment's option
+    set, every round in the order played padded to the longest (its ``lengths``: horizon + 1 clicks), the
+    unscaled reward ``z`` (the model sees (z - 50) / 100, as the authors' models did), the environment class
+    and each round's environment."""
+    if experiment not in OPTIONS:
+        raise InputError(f"expected one of {', '.join(EXPERIMENTS)}, got {experiment!r}", field="experiment")
+    d = table[(table["experiment"] == experiment) & (table["subject"] == int(subject))]
+    if d.empty:
+        raise InputError(f"participant {subject} is not in the {experiment} experiment's data", field="--subject")
+    options = OPTIONS[experiment]
+    rounds = np.sort(d["round"].unique())
+    lengths = d.groupby("round")["trial"].max().loc[rounds].to_numpy(dtype=np.int64)
+    T = int(lengths.max())
+    choices = np.full((len(rounds), T), PAD, dtype=np.int64)
+    z = np.full((len(rounds), T), np.nan)
+    r = np.searchsorted(rounds, d["round"].to_numpy())
+    t = d["trial"].to_numpy() - 1
+    choices[r, t] = options.index(d["x"].to_numpy(), d["y"].to_numpy())
+    z[r, t] = d["z"].to_numpy(dtype=float)
+    env = d.groupby("round")["env"].first().loc[rounds].to_numpy()
+    return GridRounds(
+        int(subject),
+        experiment,
+        rounds,
+        choices,
+        z,
+        str(d["environment"].iloc[0]),
+        env,
+        options,
+        lengths if (lengths != T).any() else None,
+    )

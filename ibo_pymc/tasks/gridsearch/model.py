@@ -53,6 +53,7 @@ from ibo_pymc.tasks.gridsearch import density
 from ibo_pymc.tasks.gridsearch.choice import FAMILIES, HAS_BETA
 from ibo_pymc.tasks.gridsearch.data import PAD, GridRounds
 from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME
+from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
 
 #: log-normal priors: parameter -> (mean, sd) of its logarithm
 PRIORS = {
@@ -185,7 +186,13 @@ class GridSearchModel(IBOModelBase):
         obs = xr.Dataset(
             {"choice": (("round", "trial"), gr.choices), "reward": (("round", "trial"), gr.z)}, coords=coords
         )
-        return {"observed_data": obs}
+        if gr.options == GRID_8X8:  # the 2020 study's fits hold no option set: their data groups stay as they were
+            return {"observed_data": obs}
+        const = xr.Dataset(
+            {"option_coordinates": (("option", "axis"), gr.options.coords)},
+            coords={"option": np.arange(gr.options.size), "axis": ["x", "y"]},
+        )
+        return {"observed_data": obs, "constant_data": const}
 
     def fit_attrs(self) -> dict:
         return {
@@ -206,12 +213,16 @@ class GridSearchModel(IBOModelBase):
         obs, attrs = idata.observed_data, idata.posterior.attrs
         choices = np.asarray(obs["choice"].values, np.int64)
         padded = choices == PAD
+        options = GRID_8X8
+        if "constant_data" in idata.groups() and "option_coordinates" in idata.constant_data:
+            options = OptionSet(np.asarray(idata.constant_data["option_coordinates"].values))
         return GridRounds(
             int(attrs["subject"]),
             str(attrs["context"]),
             np.asarray(obs["round"].values, int),
             choices,
             np.asarray(obs["reward"].values, float),
+            options=options,
             lengths=(~padded).sum(axis=1) if padded.any() else None,
         )
 

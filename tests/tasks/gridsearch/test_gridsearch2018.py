@@ -128,3 +128,34 @@ def test_bad_files_are_one_line_errors(gridsearch2018_folder, tmp_path, edit, fi
         g18.load_gridsearch2018(folder, experiments=("2d",))
     text = str(info.value)
     assert message in text and field in text and "experimentData2D.csv" in text and "\n" not in text
+
+
+def test_a_participant_as_the_models_rounds(table):
+    """grid_rounds: the experiment's option set, the rounds in the order played with their horizon + 1 clicks
+    (padded), the scored choices (120 on the line, 240 on the grid) and the unscaled reward the model rescales."""
+    from ibo_pymc.tasks.gridsearch.data import PAD
+
+    for exp, (P, T, n) in {"1d": (30, 11, 120), "2d": (121, 41, 240)}.items():
+        gr = g18.grid_rounds(table, 5, exp)
+        d = table[(table.experiment == exp) & (table.subject == 5)]
+        assert gr.options.size == P and gr.choices.shape == (d["round"].nunique(), T) and gr.n_choices == n
+        assert (gr.round_lengths == d.groupby("round")["horizon"].first().to_numpy() + 1).all()
+        first = d[d.trial == 1].sort_values("round")
+        np.testing.assert_array_equal(gr.choices[:, 0], gr.options.index(first["x"], first["y"]))
+        np.testing.assert_array_equal(gr.z[:, 0], first["z"])
+        assert (gr.choices == PAD).sum() == gr.choices.size - len(d) and gr.environment == d["environment"].iloc[0]
+    with pytest.raises(InputError, match="participant 99 is not in the 1d"):
+        g18.grid_rounds(table, 99, "1d")
+
+
+def test_a_line_participant_fits_through_the_common_engine(table):
+    """A 1-D participant's Bayesian fit (GP; UCB and greedy mean, short chains) through the grid task's model:
+    it converges, and the families' probabilities are a distribution."""
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, GridSearchModel
+
+    gr = g18.grid_rounds(table, 1, "1d")
+    m = GridSearchModel(gr, GridSearchConfig(families=("UCB", "mean"), draws=400, tune=300, seed=1))
+    m.fit(progress=False)
+    probs = m.family_probabilities()
+    assert probs.sum() == pytest.approx(1.0) and not m.failing()
+    assert m.idata.observed_data["choice"].shape == (16, 11) and "constant_data" in m.idata.groups()

@@ -366,3 +366,7 @@ def test_rounds_of_unequal_length_through_the_model():
     back = GridSearchModel.from_fit(idata)
     np.testing.assert_array_equal(back.round_lengths, lengths)
     np.testing.assert_array_equal(back.choices, ch)
+    assert back.options == line  # the option set travels with the fit (constant_data)
+    # the 2020 grid's fits hold no option set: their data groups are what they always were
+    full = GridRounds(3, "spatial", np.arange(1, 3), rng.integers(0, 64, (2, 5)), np.full((2, 5), 50.0))
+    assert set(GridSearchModel(full, cfg).data_groups()) == {"observed_data"}
