@@ -363,21 +363,33 @@ def grid_rounds(table: pd.DataFrame, subject: int, context: str, rounds=MODEL_RO
     )
 
 
+def read_environments(path, options: OptionSet, *, what: str) -> np.ndarray:
+    """One file of reward environments as (environment, option) values in [0, 1], the cells placed by
+    ``options.index``: a cell is ``{"x1": .., "x2": .., "y": value}`` on a grid, ``{"x": .., "y": value}`` on a
+    line (the studies' JSON, keyed by environment index, then by cell). Every environment must give every
+    option; ``what`` names the expected file in the error."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        out = np.full((len(raw), options.size), np.nan)
+        for k in range(len(raw)):
+            cells = list(raw[str(k)].values())
+            grid = [("x1" in c) for c in cells]
+            x = [c["x1"] if g else c["x"] for c, g in zip(cells, grid)]
+            y = [c["x2"] if g else 0 for c, g in zip(cells, grid)]
+            out[k, options.index(x, y)] = [float(c["y"]) for c in cells]
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise InputError(f"not {what} ({type(exc).__name__})", path=path) from None
+    if np.isnan(out).any():
+        raise InputError(f"an environment lacks some of the {options.size} options", path=path)
+    return out
+
+
 def load_environments(folder: str | Path) -> dict[str, np.ndarray]:
     """The study's reward environments: class -> (40, 64) rewards on 0..1, option ``8 x + y``."""
-    out = {}
-    for cls in ("rough", "smooth"):
-        path = Path(folder) / f"{cls}Environment.json"
-        try:
-            raw = json.loads(path.read_text())
-            envs = np.zeros((len(raw), SIDE * SIDE))
-            for k in range(len(raw)):
-                for cell in raw[str(k)].values():
-                    a, b = int(cell["x1"]), int(cell["x2"])
-                    if not (0 <= a < SIDE and 0 <= b < SIDE):
-                        raise ValueError(f"coordinate ({a}, {b}) outside the grid")
-                    envs[k, SIDE * a + b] = float(cell["y"])
-        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
-            raise InputError(f"not a cognitivemaps environment file ({type(exc).__name__})", path=path) from None
-        out[cls] = envs
-    return out
+    return {
+        cls: read_environments(
+            Path(folder) / f"{cls}Environment.json", GRID_8X8, what="a cognitivemaps environment file"
+        )
+        for cls in ("rough", "smooth")
+    }

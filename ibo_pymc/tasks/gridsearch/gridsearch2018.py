@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ibo_pymc.errors import InputError
-from ibo_pymc.tasks.gridsearch.data import PAD, GridRounds
+from ibo_pymc.tasks.gridsearch.data import PAD, GridRounds, read_environments
 from ibo_pymc.tasks.gridsearch.options import OptionSet
 
 SOURCE_REPOSITORY = "charleywu/gridsearch"
@@ -91,6 +91,8 @@ _LAYOUT = {
     "1d": ("experimentData1D.csv", (30, 1), ("xcollect",), "ycollect", "ycollectScaled"),
     "2d": ("experimentData2D.csv", (11, 11), ("xcollect", "ycollect"), "zcollect", "zcollectScaled"),
 }
+#: each experiment's options: the line of 30 arms, the 11 x 11 grid
+OPTIONS = {e: OptionSet.grid(*layout[1]) for e, layout in _LAYOUT.items()}
 ENVIRONMENTS = ("rough", "smooth")
 PAYOFFS = ("accumulate", "best")
 COLUMNS = (
@@ -132,24 +134,10 @@ def environment_file(experiment: str, environment: str) -> str:
 
 
 def load_environments(folder: str | Path, experiment: str, environment: str) -> np.ndarray:
-    """The environments of one class: (environment, x, y) values in [0, 1], indexed as ``env`` and the
-    table's coordinates."""
+    """The environments of one class: (environment, option) values in [0, 1], indexed as ``env`` and by the
+    experiment's option set (:data:`OPTIONS`)."""
     path = Path(folder) / environment_file(experiment, environment)
-    nx, ny = _LAYOUT[experiment][1]
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        out = np.full((len(raw), nx, ny), np.nan)
-        for k in range(len(raw)):
-            for cell in raw[str(k)].values():
-                x, y = (cell["x"], 0) if experiment == "1d" else (cell["x1"], cell["x2"])
-                out[k, int(x), int(y)] = float(cell["y"])
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror})", path=path) from None
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
-        raise InputError(f"not the study's environments ({type(exc).__name__}: {exc})", path=path) from None
-    if np.isnan(out).any():
-        raise InputError(f"an environment lacks some of the {nx * ny} options", path=path)
-    return out
+    return read_environments(path, OPTIONS[experiment], what="the study's environments")
 
 
 def load_gridsearch2018(data=None, experiments=EXPERIMENTS, *, progress: bool = True) -> pd.DataFrame:
@@ -251,10 +239,6 @@ def _int_list(text: str, path: Path, line: int, field: str) -> np.ndarray:
     if v.ndim != 1 or not np.all(np.isfinite(v) & (v == np.round(v))):
         raise InputError(f"expected a JSON list of whole numbers, got {text[:40]!r}", path=path, line=line, field=field)
     return v.astype(int)
-
-
-#: each experiment's options: the line of 30 arms, the 11 x 11 grid
-OPTIONS = {"1d": OptionSet.grid(30, 1), "2d": OptionSet.grid(11, 11)}
 
 
 def grid_rounds(table: pd.DataFrame, subject: int, experiment: str) -> GridRounds:

@@ -71,7 +71,7 @@ def test_rewards_come_from_the_named_environments(table, gridsearch2018_folder):
         for env in g18.ENVIRONMENTS:
             s = table[(table.experiment == exp) & (table.environment == env)]
             for other, values in files.items():
-                dev = s["z"] - 100 * values[s["env"], s["x"], s["y"]]
+                dev = s["z"] - 100 * values[s["env"], g18.OPTIONS[exp].index(s["x"], s["y"])]
                 if other == env:
                     assert dev.std() < 1.2 and dev.abs().max() <= 4.5, (exp, env)
                 else:
