@@ -32,6 +32,8 @@ import math
 import numba
 import numpy as np
 
+from ibo_pymc.tasks.gridsearch.surrogate import observation_lengths
+
 #: family name -> code of the kernel
 FAMILIES = {"UCB": 0, "EI": 1, "PI": 2, "mean": 3, "variance": 4}
 #: families with the exploration bonus beta
@@ -156,8 +158,7 @@ def choice_loglik(post, choices, y, family, beta, tau, *, lengths=None, publishe
     choices = np.ascontiguousarray(choices, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=float)
     R = choices.shape[0]
-    if lengths is None:
-        lengths = np.full(R, choices.shape[1], dtype=np.int64)
+    lengths = observation_lengths(choices, lengths)
     ll = np.empty(R)
     grad = np.empty((R, 3))
     _loglik_kernel(
@@ -167,7 +168,7 @@ def choice_loglik(post, choices, y, family, beta, tau, *, lengths=None, publishe
         dvar,
         choices,
         y,
-        np.asarray(lengths, np.int64),
+        lengths,
         code,
         float(beta),
         float(tau),

@@ -42,6 +42,7 @@ from ibo_pymc.tasks.gridsearch.surrogate import (
     NOISE,
     _bmt_all,
     _gp_all,
+    observation_lengths,
 )
 
 SURROGATE_CODE = {"GP": 0, "BMT": 1}
@@ -147,17 +148,6 @@ def _round_loglik_many(choices, y, lengths, d2i, surrogate, family, theta, beta,
     return out
 
 
-def _lengths(choices, lengths) -> np.ndarray:
-    """Observations per round: ``lengths`` checked, or every round full (T)."""
-    R, T = np.shape(choices)
-    if lengths is None:
-        return np.full(R, T, dtype=np.int64)
-    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
-    if lengths.shape != (R,) or (lengths < 1).any() or (lengths > T).any():
-        raise ValueError(f"lengths must be {R} numbers of observations in 1..{T}")
-    return lengths
-
-
 def round_loglik_many(
     choices, y, surrogate: str, family: str, theta, beta, tau, *, lengths=None, options: OptionSet = GRID_8X8
 ) -> np.ndarray:
@@ -166,7 +156,7 @@ def round_loglik_many(
     return _round_loglik_many(
         np.ascontiguousarray(choices, dtype=np.int64),
         np.ascontiguousarray(y, dtype=float),
-        _lengths(choices, lengths),
+        observation_lengths(choices, lengths),
         options.sqdist,
         SURROGATE_CODE[surrogate],
         family_code(family),
@@ -186,7 +176,13 @@ def pack(
     head[:5] = [R, T, family_code(family), SURROGATE_CODE[surrogate], len(prior)]
     head[5 : 5 + prior.size] = prior.ravel()
     head[11] = options.size
-    parts = [head, _lengths(choices, lengths), choices.ravel(), np.asarray(y, float).ravel(), options.sqdist.ravel()]
+    parts = [
+        head,
+        observation_lengths(choices, lengths),
+        choices.ravel(),
+        np.asarray(y, float).ravel(),
+        options.sqdist.ravel(),
+    ]
     return np.ascontiguousarray(np.concatenate([np.asarray(a, float) for a in parts]))
 
 

@@ -225,6 +225,18 @@ def _bmt_all(choices, y, lengths, err, prior_var, P, grad):
     return mu, var, dmu, dvar
 
 
+def observation_lengths(choices, lengths=None) -> np.ndarray:
+    """Each round's number of observations (R,) for the kernels: ``lengths`` checked to be whole numbers in
+    1..T, or every round full (T) when None (rounds shorter than T are padded at the end)."""
+    R, T = np.shape(choices)
+    if lengths is None:
+        return np.full(R, T, dtype=np.int64)
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    if lengths.shape != (R,) or (lengths < 1).any() or (lengths > T).any():
+        raise ValueError(f"lengths must be {R} numbers of observations in 1..{T}")
+    return lengths
+
+
 def gp_posterior(
     choices, y, lam, *, lengths=None, grad=False, noise=NOISE, published=False, options: OptionSet = GRID_8X8
 ):
@@ -241,10 +253,8 @@ def gp_posterior(
     """
     choices = np.ascontiguousarray(choices, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=float)
-    if lengths is None:
-        lengths = np.full(choices.shape[0], choices.shape[1], dtype=np.int64)
     mu, var, dmu, dvar = _gp_all(
-        choices, y, np.asarray(lengths, np.int64), float(lam), options.sqdist, float(noise), bool(grad)
+        choices, y, observation_lengths(choices, lengths), float(lam), options.sqdist, float(noise), bool(grad)
     )
     if published and choices.shape[1] > 1:
         rows = np.arange(choices.shape[0])
@@ -263,10 +273,14 @@ def bmt_posterior(
     derivatives in ``error_variance``."""
     choices = np.ascontiguousarray(choices, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=float)
-    if lengths is None:
-        lengths = np.full(choices.shape[0], choices.shape[1], dtype=np.int64)
     return _bmt_all(
-        choices, y, np.asarray(lengths, np.int64), float(error_variance), float(prior_var), options.size, bool(grad)
+        choices,
+        y,
+        observation_lengths(choices, lengths),
+        float(error_variance),
+        float(prior_var),
+        options.size,
+        bool(grad),
     )
 
 
