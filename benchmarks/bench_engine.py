@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 BASELINE = "f9f5ba6"
 
 
-def _cli(root: Path, module: str, args: list[str], env: dict) -> float:
+def command_wall_time(root: Path, module: str, args: list[str], env: dict) -> float:
     """Run the command ``ibo-<module> args`` from the code at ``root`` in a fresh process, as the installed
     program runs (``main()`` reading ``sys.argv``, whose first item is the program's name); its wall time."""
     code = f"import sys; sys.argv[0] = 'ibo-{module}'; from ibo_pymc.cli.{module} import main; sys.exit(main())"
@@ -55,17 +55,20 @@ def _stages(root: Path, work: Path, participants: list[int], cohort: bool, data:
     out = {}
     work.mkdir(parents=True, exist_ok=True)
     s28 = ["--subject", "28", "--data", f"{data}/hotspot_raw", "--quiet"]
-    _cli(root, "sample", [*s28, "--out", str(work / "warm.nc")], env)
-    out["ibo-sample --subject 28 (warm)"] = _cli(root, "sample", [*s28, "--out", str(work / "s28.nc")], env)
+    command_wall_time(root, "sample", [*s28, "--out", str(work / "warm.nc")], env)
+    out["ibo-sample --subject 28 (warm)"] = command_wall_time(
+        root, "sample", [*s28, "--out", str(work / "s28.nc")], env
+    )
     grid = ["--task", "gridsearch", "--context", "spatial", "--data", f"{data}/cognitivemaps", "--quiet"]
     warm = [*grid, "--subject", str(participants[0]), "--draws", "50", "--tune", "50"]
-    _cli(root, "sample", [*warm, "--out", str(work / "gwarm.nc")], env)
+    command_wall_time(root, "sample", [*warm, "--out", str(work / "gwarm.nc")], env)
     out[f"grid fits, participants {','.join(map(str, participants))} (warm)"] = sum(
-        _cli(root, "sample", [*grid, "--subject", str(p), "--out", str(work / f"g{p}.nc")], env) for p in participants
+        command_wall_time(root, "sample", [*grid, "--subject", str(p), "--out", str(work / f"g{p}.nc")], env)
+        for p in participants
     )
     if cohort:
         args = ["run", "--data", f"{data}/hotspot_raw", "--out", str(work / "cohort"), "--fits", str(work / "fits")]
-        out["ibo-cohort run, 84 fresh fits, 2 workers"] = _cli(
+        out["ibo-cohort run, 84 fresh fits, 2 workers"] = command_wall_time(
             root, "cohort", [*args, "--workers", "2", "--quiet"], env
         )
     return out

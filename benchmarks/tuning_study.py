@@ -25,30 +25,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
+from bench_engine import REPO, command_wall_time  # the same way of running a command, from this folder
 
 MODELS = ("u", "tau", "tau_pm")
-
-
-def _run(args: list[str], env: dict) -> float:
-    code = "import sys; sys.argv[0] = 'ibo-sample'; from ibo_pymc.cli.sample import main; sys.exit(main())"
-    t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"ibo-sample {' '.join(args)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
-    return time.perf_counter() - t0
 
 
 def _fits(data: str, tune: int, seed: int, workers: int, folder: Path, env: dict) -> tuple[pd.DataFrame, float]:
     wall = 0.0
     for m in MODELS:
-        wall += _run(
+        wall += command_wall_time(
+            REPO,
+            "sample",
             [
                 "--subject",
                 "all",
@@ -117,13 +109,14 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     tunes = sorted(int(t) for t in args.tunes.split(","))
     seeds = [int(s) for s in args.seeds.split(",")]
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = dict(os.environ)
+    data = str(Path(args.data).resolve())  # the commands run in the repository's folder
     runs = {}
     with tempfile.TemporaryDirectory(prefix="ibo-tuning-") as tmp:
         for seed in seeds:
             for tune in tunes:
                 print(f"\rtune {tune}, seed {seed}: 84 fits ...", end="", file=sys.stderr, flush=True)
-                runs[(tune, seed)] = _fits(args.data, tune, seed, args.workers, Path(tmp) / f"t{tune}-s{seed}", env)
+                runs[(tune, seed)] = _fits(data, tune, seed, args.workers, Path(tmp) / f"t{tune}-s{seed}", env)
     print(file=sys.stderr)
     table = summarise(runs)
     if args.update:
@@ -137,7 +130,7 @@ def main(argv=None) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if args.csv:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        sys.path.insert(0, str(REPO))
         from ibo_pymc.io import write_csv
 
         write_csv(table, args.csv, float_format="%.4g")
