@@ -41,8 +41,7 @@ def loglik(sd: SubjectData, family: str, param, tau_neg, tau_pos, gamma, w, *, s
     )
     shape = param.shape
     flat = [a.reshape(-1) for a in (param, tau_neg, tau_pos, gamma, w)]
-    n_neg = sd.n_neg if get_variant(sd.model).split_by_sign else 0
-    out = pointwise_loglik(sd.rt, family, sd.theta2, n_neg, *flat, summed=summed)
+    out = pointwise_loglik(sd.rt, family, sd.theta2, sd.n_neg, *flat, summed=summed)
     return out.reshape(shape + out.shape[1:])
 
 
