@@ -156,7 +156,7 @@ def add_fit_options(p: ArgumentParser, *, fits_help: str | None = None) -> None:
 
 
 #: each task's default number of tuning iterations per chain
-TUNE = {"hotspot": 1000, "gridsearch": 500}
+TUNE = {"hotspot": 500, "gridsearch": 500}
 
 
 def add_tune_option(p: ArgumentParser) -> None:

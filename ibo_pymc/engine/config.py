@@ -50,7 +50,8 @@ class EngineConfig(NUTSSettings):
     :func:`~ibo_pymc.engine.fitting.fit_components`.
 
     ``max_thin``: a family that misses the convergence targets is sampled again ``thin`` = 2, 4, ... times
-    longer (draws and tuning), keeping every ``thin``-th draw, up to ``max_thin``. ``max_strata``: how many
+    longer (draws and tuning), keeping every ``thin``-th draw, up to ``max_thin`` (straight to the power of two
+    that covers its ESS shortfall). ``max_strata``: how many
     strata a family whose draws show separated modes may be split into (1: never split; a task whose plan
     cannot restrict a prior never splits). ``relevance``: the
     posterior probability below which a family's convergence is not required. ``screen``: a family whose

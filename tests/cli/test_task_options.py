@@ -95,7 +95,7 @@ def test_every_command_takes_task(prog, argv):
 def test_task_defaults_follow_the_task(prog):
     hot = _parser(prog).parse_args(["--subject", "28"])
     grid = _parser(prog).parse_args(["--task", "gridsearch", "--subject", "4"])
-    assert (hot.tune, grid.tune) == (1000, 500)
+    assert (hot.tune, grid.tune) == (500, 500)  # each its own configuration's (test below)
     assert (hot.context, grid.context) == (None, "spatial")
     assert _parser(prog).parse_args(["--task", "gridsearch", "--subject", "4", "--tune", "77"]).tune == 77
     if prog == "ibo-sample":
@@ -148,3 +148,12 @@ def test_save_full_applies_to_one_subject(tmp_path, capsys, cogmaps_folder):
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "--save-full" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "fits").exists()
+
+
+def test_the_tune_option_defaults_to_each_tasks_own_configuration():
+    from ibo_pymc.cli._common import TUNE
+    from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
+    from ibo_pymc.tasks.hotspot.model.config import FitConfig, SamplerConfig
+
+    assert TUNE == {"hotspot": FitConfig().tune, "gridsearch": GridSearchConfig().tune}
+    assert SamplerConfig().tune == FitConfig().tune == FitConfig.from_parts().tune
