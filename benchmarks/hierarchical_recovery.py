@@ -52,10 +52,14 @@ def main() -> int:
     )
     print("coverage of the 90% intervals:\n" + cov.round(2).to_string())
     print(f"overall {pop['covered'].mean():.3f} over {len(pop)} intervals")
-    conv = df.groupby("seed")[["max_rhat", "min_ess", "divergences", "max_pareto_k"]].first()
+    conv = df.groupby("seed")[
+        ["max_rhat", "min_ess", "divergences", "max_pareto_k", "max_pareto_k_max", "refined", "unreliable"]
+    ].first()
     print(
         f"convergence (worst over cohorts): R-hat {conv['max_rhat'].max():.3f}, ESS {conv['min_ess'].min():.0f}, "
-        f"divergences {conv['divergences'].sum():d}; largest Pareto k {conv['max_pareto_k'].max():.2f}"
+        f"divergences {conv['divergences'].sum():d}; largest Pareto k {conv['max_pareto_k'].max():.2f} (median over "
+        f"population draws), {conv['max_pareto_k_max'].max():.2f} (largest); subjects refined "
+        f"{conv['refined'].sum():d}, still unreliable {conv['unreliable'].sum():d}"
     )
     err = df[df["quantity"] == "subject_error"].groupby("label")[["lower", "upper"]].mean()
     err.columns = ["independent", "hierarchical"]

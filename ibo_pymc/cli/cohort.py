@@ -331,10 +331,17 @@ def _hierarchical_files(args, out, fits, heldout_of, labels, status) -> int:
     settings = {"draws": args.population_draws, "tune": args.population_draws, "seed": args.seed}
     t0 = time.perf_counter()
     h = fit_hierarchical(fits, **settings)
+    diag = h.idata["subject_diagnostics"]
     summary = {
         "seconds": round(time.perf_counter() - t0, 1),
         "subjects": len(fits),
-        "max_pareto_k": float(h.idata["subject_diagnostics"]["pareto_k"].max()),
+        "max_pareto_k": float(diag["pareto_k"].max()),
+        "max_pareto_k_max": float(diag["pareto_k_max"].max()),
+        "refined": int((diag["remedy"] != "none").sum()),
+        "unreliable": int((~diag["reliable"]).sum()),
+        "population_fits": int(diag.attrs["population_fits"]),
+        "max_pareto_k_first_stage": float(diag["pareto_k_first_stage"].max()),
+        "max_pareto_k_max_first_stage": float(diag["pareto_k_max_first_stage"].max()),
     }
     heldout = None
     if heldout_of is not None:
@@ -346,8 +353,10 @@ def _hierarchical_files(args, out, fits, heldout_of, labels, status) -> int:
     conv = h.convergence()
     print(
         f"population level: {summary['seconds']:.0f} s; worst R-hat {conv['r_hat']:.3f}, smallest ESS "
-        f"{min(conv['ess_bulk'], conv['ess_tail']):.0f}, {conv['divergences']} divergences; largest Pareto k of a "
-        f"subject's importance weights {summary['max_pareto_k']:.2f}"
+        f"{min(conv['ess_bulk'], conv['ess_tail']):.0f}, {conv['divergences']} divergences; subjects' importance "
+        f"weights: largest Pareto k {summary['max_pareto_k']:.2f} (median over population draws), "
+        f"{summary['max_pareto_k_max']:.2f} (largest); {summary['refined']} refined by proposal draws "
+        f"({summary['population_fits']} population fits), {summary['unreliable']} still unreliable"
     )
     with pd.option_context("display.width", 140):
         print(h.population().round(3).to_string(index=False))

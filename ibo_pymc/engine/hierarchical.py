@@ -53,6 +53,7 @@ from pytensor.graph.op import Op
 
 from ibo_pymc.engine.config import HDI_PROB
 from ibo_pymc.engine.priors import UniformPrior
+from ibo_pymc.engine.proposal import population_moments, proposal_subject_draws
 from ibo_pymc.engine.samplers import pymc_log_level
 from ibo_pymc.errors import InputError
 
@@ -85,6 +86,12 @@ class SubjectDraws:
     fit: object = field(default=None, repr=False, compare=False)  # the task's model (for held-out scoring)
     priors: tuple = None
     shape_priors: tuple = None
+    #: (C, S): the draws' log density as the population's likelihood divides by it, when they are not the
+    #: first stage's (a refinement's proposal draws: log q - log-likelihood; :mod:`~ibo_pymc.engine.proposal`);
+    #: None: the first stage's prior p0 (:meth:`log_base`)
+    base: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: where the draws come from: "none" (the subject's own fit) or "proposal" (the refinement's)
+    remedy: str = "none"
 
     def __post_init__(self):
         if self.priors is None:
@@ -111,13 +118,31 @@ class SubjectDraws:
 
     def log_base(self, z: np.ndarray | None = None, family: np.ndarray | None = None) -> np.ndarray:
         """log p0 of draws on the standardised scale, summed over the columns: (..., C, S) for the subject's own
-        draws (default), or for draws ``z`` (..., P) of families ``family``."""
+        draws (default; a refinement's draws: their own ``base``), or for draws ``z`` (..., P) of families
+        ``family``."""
+        if z is None and self.base is not None:
+            return self.base
         if z is None:
             z, family = self.z, np.broadcast_to(self.component_family[:, None], self.z.shape[:2])
         shape = ([None if p is None else p[1] for p in self.shape_priors], family)
         cols = [_log_density(shape, z[..., 0])]
         cols += [_log_density(p, z[..., j + 1]) for j, p in enumerate(self.priors)]
         return np.stack(cols, axis=-1).sum(axis=-1)
+
+    def free_columns(self, k: int) -> list[int]:
+        """The columns family ``k`` samples: its shape parameter's (when it has one) and the shared ones."""
+        return ([0] if self.shape_priors[k] is not None else []) + list(range(1, len(self.columns)))
+
+    def loglik(self, k: int, z: np.ndarray) -> np.ndarray:
+        """The subject's log-likelihood, summed over its observations, at draws ``z`` (M, P) of family ``k`` on
+        the standardised scale: the task's :meth:`~ibo_pymc.engine.model.IBOModelBase.hierarchical_loglik` on
+        the parameters' own scales (NaN, e.g. at a prior's edge, is -inf)."""
+        theta = self.natural(z, np.full(len(z), k))
+        params = {name: theta[:, j + 1] for j, name in enumerate(self.columns[1:])}
+        if self.shape_priors[k] is not None:
+            params[self.shape_priors[k][0]] = theta[:, 0]
+        ll = np.asarray(self.fit.hierarchical_loglik(self.families[k], params), float).reshape(len(z))
+        return np.where(np.isnan(ll), -np.inf, ll)
 
     def natural(self, z: np.ndarray, family: np.ndarray) -> np.ndarray:
         """Draws (T, P) on the standardised scale, of families ``family`` (T,), on the parameters' own scales
@@ -217,21 +242,31 @@ def _model_label(model) -> str:
 
 
 def _stack(subjects: list[SubjectDraws]):
-    """Pad the subjects' components to one array: z (N, C, S, P), its log p0 (N, C, S), family index (N, C), log
-    evidence (N, C; -inf pads)."""
+    """Pad the subjects' components to one array: z (N, C, S, P), its log p0 (N, C, S; a refinement's draws their
+    own ``base``), family index (N, C), log evidence (N, C; -inf pads) and each component's number of draws (N,
+    C). The first stage's draws are thinned evenly to the fewest any first-stage subject has; a refinement's
+    proposal draws are kept whole (more draws, where the weights need them)."""
     N, C = len(subjects), max(len(s.log_evidence) for s in subjects)
-    S, P = min(s.z.shape[1] for s in subjects), subjects[0].z.shape[2]
+    first = [s.z.shape[1] for s in subjects if s.base is None]
+    S_first = min(first) if first else 0
+    sizes = [S_first if s.base is None else s.z.shape[1] for s in subjects]
+    S, P = max(sizes), subjects[0].z.shape[2]
     z = np.zeros((N, C, S, P))
     base = np.zeros((N, C, S))
     fam = np.zeros((N, C), dtype=int)
     logev = np.full((N, C), -np.inf)
-    for n, s in enumerate(subjects):
+    counts = np.zeros((N, C), dtype=np.int64)
+    for n, (s, m) in enumerate(zip(subjects, sizes)):
         c = len(s.log_evidence)
-        z[n, :c] = s.z if s.z.shape[1] == S else _thin(s.z, S)
-        base[n, :c] = s.log_base(z[n, :c], np.broadcast_to(s.component_family[:, None], (c, S)))
+        if s.base is None:
+            z[n, :c, :m] = s.z if s.z.shape[1] == m else _thin(s.z, m)
+            base[n, :c, :m] = s.log_base(z[n, :c, :m], np.broadcast_to(s.component_family[:, None], (c, m)))
+        else:
+            z[n, :c, :m], base[n, :c, :m] = s.z, s.base
         fam[n, :c] = s.component_family
         logev[n, :c] = s.log_evidence
-    return z, base, fam, logev
+        counts[n, :c] = m
+    return z, base, fam, logev, counts
 
 
 def _log_ratio(z, base, mu, sigma, xp):
@@ -242,11 +277,12 @@ def _log_ratio(z, base, mu, sigma, xp):
 
 
 @numba.njit(cache=True)  # serial: PyMC's chain processes fork, which an OpenMP thread pool does not survive
-def _population_kernel(z, base, a, mu, sd):
-    """Value and gradient of ``sum_n logsumexp_c [a_nc + logsumexp_s lr_ncs - log S]``, lr as :func:`_log_ratio`.
+def _population_kernel(z, base, a, mu, sd, counts):
+    """Value and gradient of ``sum_n logsumexp_c [a_nc + logsumexp_s lr_ncs - log S_nc]``, lr as
+    :func:`_log_ratio`, over the first ``S_nc = counts[n, c]`` draws of each component.
 
-    z (N, C, S, P), base (N, C, S), a (N, C; -inf for padding), mu and sd (N, C, P). Returns the value and the
-    gradients with respect to a, mu and sd.
+    z (N, C, S, P), base (N, C, S), a (N, C; -inf for padding), mu and sd (N, C, P), counts (N, C). Returns the
+    value and the gradients with respect to a, mu and sd.
     """
     N, C, S, P = z.shape
     half_log_2pi = 0.5 * math.log(2 * math.pi)
@@ -265,8 +301,9 @@ def _population_kernel(z, base, a, mu, sd):
             const = 0.0
             for p in range(P):
                 const -= math.log(sd[n, c, p]) + half_log_2pi
+            m = counts[n, c]
             top = -np.inf
-            for s in range(S):
+            for s in range(m):
                 acc = const - base[n, c, s]
                 for p in range(P):
                     d = (z[n, c, s, p] - mu[n, c, p]) / sd[n, c, p]
@@ -275,11 +312,11 @@ def _population_kernel(z, base, a, mu, sd):
                 if acc > top:
                     top = acc
             tot = 0.0
-            for s in range(S):
+            for s in range(m):
                 lr[s] = math.exp(lr[s] - top)
                 tot += lr[s]
-            term[c] = a[n, c] + top + math.log(tot) - math.log(S)
-            for s in range(S):
+            term[c] = a[n, c] + top + math.log(tot) - math.log(m)
+            for s in range(m):
                 r = lr[s] / tot
                 for p in range(P):
                     d = (z[n, c, s, p] - mu[n, c, p]) / sd[n, c, p]
@@ -307,13 +344,14 @@ def _population_kernel(z, base, a, mu, sd):
 
 class PopulationLogLik(Op):
     """The subjects' summed log marginal likelihood given the population (module docstring), with its analytic
-    gradient, as one Op over the per-component inputs ``a`` (N, C), ``mu`` and ``sd`` (N, C, P); ``z`` and ``base``
-    are the subjects' draws and their prior's log density (constants)."""
+    gradient, as one Op over the per-component inputs ``a`` (N, C), ``mu`` and ``sd`` (N, C, P); ``z``, ``base`` and
+    ``counts`` are the subjects' draws, their log density and each component's number of draws (constants)."""
 
     __props__ = ()
 
-    def make_node(self, z, base, a, mu, sd):
+    def make_node(self, z, base, a, mu, sd, counts):
         ins = [pt.as_tensor_variable(v, dtype="float64") for v in (z, base, a, mu, sd)]
+        ins.append(pt.as_tensor_variable(counts, dtype="int64"))
         return Apply(self, ins, [pt.dscalar(), pt.dmatrix(), pt.dtensor3(), pt.dtensor3()])
 
     def perform(self, node, inputs, outputs):
@@ -323,11 +361,12 @@ class PopulationLogLik(Op):
     def grad(self, inputs, output_grads):
         g = output_grads[0]
         _, g_a, g_mu, g_sd = self(*inputs)
-        return [grad_not_implemented(self, j, inputs[j], "the subjects' draws are data") for j in range(2)] + [
-            g * g_a,
-            g * g_mu,
-            g * g_sd,
-        ]
+        data = "the subjects' draws are data"
+        return (
+            [grad_not_implemented(self, j, inputs[j], data) for j in range(2)]
+            + [g * g_a, g * g_mu, g * g_sd]
+            + [grad_not_implemented(self, 5, inputs[5], data)]
+        )
 
 
 population_loglik = PopulationLogLik()
@@ -342,7 +381,7 @@ def build_population_model(subjects: list[SubjectDraws]):
     shared = list(s0.columns[1:])
     has = s0.has_shape
     shaped = [f for f, h in zip(fams, has) if h]
-    z, base, fam, logev = _stack(subjects)
+    z, base, fam, logev, counts = _stack(subjects)
     N, C, S, P = z.shape
     coords = {
         "subject": [s.subject for s in subjects],
@@ -368,7 +407,7 @@ def build_population_model(subjects: list[SubjectDraws]):
         mu_full = pt.concatenate([mu_first[..., None], pt.broadcast_to(mu, (N, C, P - 1))], axis=-1)  # (N, C, P)
         sd_full = pt.concatenate([sd_first[..., None], pt.broadcast_to(sigma, (N, C, P - 1))], axis=-1)
         a = pt.as_tensor(logev) + pt.log(pi)[fam]
-        pm.Potential("subjects", population_loglik(z, base, a, mu_full, sd_full)[0])
+        pm.Potential("subjects", population_loglik(z, base, a, mu_full, sd_full, counts)[0])
     return model
 
 
@@ -471,12 +510,15 @@ def fit_hierarchical(
     target_accept: float = 0.95,
     progress: bool = False,
     cores: int | None = None,
+    **refinement,
 ) -> HierarchicalFit:
     """Sample the hierarchical model from the subjects' independent fits (models of a task, all of one model:
     :meth:`~ibo_pymc.engine.model.IBOModelBase.subject_draws`) and assemble its InferenceData (groups ``posterior``:
     population quantities;
     ``subject_posterior``: shrunken subject parameters and families; ``subject_diagnostics``: Pareto k of each
-    subject's importance weights; ``sample_stats``)."""
+    subject's importance weights and its remedy; ``sample_stats``). ``refinement``: the settings of
+    :func:`fit_population`'s refinement (``refine``, ``proposal_draws``, ``max_rounds``, ``k_median``,
+    ``k_max``)."""
     subjects = [f.subject_draws(n_draws) for f in fits]
     models = {s.model for s in subjects}
     if len(models) != 1:
@@ -490,6 +532,7 @@ def fit_hierarchical(
         target_accept=target_accept,
         progress=progress,
         cores=cores,
+        **refinement,
     )
 
 
@@ -512,13 +555,25 @@ def fit_population(
     target_accept: float = 0.95,
     progress: bool = False,
     cores: int | None = None,
+    refine: bool = True,
+    proposal_draws: int = 2000,
+    max_rounds: int = 3,
+    k_median: float = 0.7,
+    k_max: float = 1.0,
 ) -> HierarchicalFit:
     """The population stage of :func:`fit_hierarchical` on the subjects' :class:`SubjectDraws` (all of one model and
-    one set of families; each is thinned evenly to the smallest number of draws, the same in both stages)."""
-    import dataclasses
-    import logging
+    one set of families; each is thinned evenly to the smallest number of draws, the same in both stages).
 
-    import pymc as pm
+    The refinement (``refine``; :mod:`~ibo_pymc.engine.proposal`): a subject whose importance weights are
+    unreliable -- the median Pareto k over population draws at or above ``k_median``, or the largest at or above
+    ``k_max`` -- gets ``proposal_draws`` fresh draws per family from a proposal near the population just fitted,
+    and the population is fitted again, up to ``max_rounds`` times; a subject flagged again gets four times as
+    many draws, from the newer population. ``subject_diagnostics`` says per subject which draws its numbers rest
+    on (``remedy``: none or proposal), how many, the Pareto k of the final and of the first-stage weights, and
+    whether they pass (``reliable``). Seeded: the same seed gives the same draws, and a run in which no subject
+    is flagged is the one without the refinement.
+    """
+    import dataclasses
 
     first = subjects[0]
     for s in subjects:
@@ -535,26 +590,72 @@ def fit_population(
             "needs one fit per subject",
             field="subjects",
         )
+    for name, v in (("proposal_draws", proposal_draws), ("max_rounds", max_rounds)):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < (1 if name == "proposal_draws" else 0):
+            raise InputError(
+                f"expected a whole number >= {1 if name == 'proposal_draws' else 0}, got {v!r}", field=name
+            )
     S = min(s.z.shape[1] for s in subjects)
     subjects = [s if s.z.shape[1] == S else dataclasses.replace(s, z=_thin(s.z, S)) for s in subjects]
     ss = np.random.SeedSequence(seed)
-    s_nuts, s_resample = ss.spawn(2)
+    s_nuts, s_resample, s_proposal = ss.spawn(3)  # the first two as ever: a run with nothing flagged is unchanged
+    proposal_key = int(s_proposal.generate_state(1)[0])
+    current, refined, first_k = list(subjects), np.zeros(len(subjects), dtype=int), None
+    for rnd in range(max_rounds + 1):
+        idata = _sample_population(current, draws, tune, chains, s_nuts, target_accept, progress, cores)
+        groups = _subject_posterior(idata, current, np.random.default_rng(s_resample))
+        diag = groups["subject_diagnostics"]
+        k = np.stack([diag["pareto_k"].values, diag["pareto_k_max"].values], axis=1)
+        if first_k is None:
+            first_k = k
+        flagged = [n for n in range(len(current)) if not (k[n, 0] < k_median and k[n, 1] < k_max)]
+        if not refine or not flagged or rnd == max_rounds:
+            break
+        moments = population_moments(idata.posterior, subjects[0])
+        for n in flagged:
+            refined[n] += 1
+            rng = np.random.default_rng([proposal_key, int(subjects[n].subject), rnd])
+            current[n] = proposal_subject_draws(subjects[n], moments, rng, proposal_draws * 4 ** (refined[n] - 1))
+        if progress:
+            import sys
+
+            print(
+                f"  refining the draws of subject{'s' if len(flagged) > 1 else ''} "
+                f"{', '.join(str(current[n].subject) for n in flagged)} (Pareto k); fitting the population again",
+                file=sys.stderr,
+                flush=True,
+            )
+    diag["remedy"] = ("subject", np.array([s.remedy for s in current]))
+    diag["draws"] = ("subject", np.array([s.z.shape[0] * s.z.shape[1] for s in current]))
+    diag["refinements"] = ("subject", refined)
+    diag["pareto_k_first_stage"] = ("subject", first_k[:, 0])
+    diag["pareto_k_max_first_stage"] = ("subject", first_k[:, 1])
+    diag["reliable"] = ("subject", (k[:, 0] < k_median) & (k[:, 1] < k_max))
+    diag.attrs.update({"population_fits": rnd + 1, "k_median": k_median, "k_max": k_max})
+    _add_natural_scale(idata, current)
+    idata.add_groups(groups)
+    return HierarchicalFit(idata, current)
+
+
+def _sample_population(subjects, draws, tune, chains, seed_seq, target_accept, progress, cores):
+    """One NUTS run of the population model over the subjects' draws (``pm.sample``, seeded by ``seed_seq``)."""
+    import logging
+
+    import pymc as pm
+
     model = build_population_model(subjects)
     # "Initializing NUTS ...", "Sampling 4 chains ..." only with the progress bar
     with pymc_log_level(None if progress else logging.WARNING), model:
-        idata = pm.sample(
+        return pm.sample(
             draws=draws,
             tune=tune,
             chains=chains,
             cores=cores or min(chains, os.cpu_count() or 1),
-            random_seed=int(s_nuts.generate_state(1)[0]),
+            random_seed=int(seed_seq.generate_state(1)[0]),
             target_accept=target_accept,
             progressbar=progress,
             compute_convergence_checks=False,
         )
-    _add_natural_scale(idata, subjects)
-    idata.add_groups(_subject_posterior(idata, subjects, np.random.default_rng(s_resample)))
-    return HierarchicalFit(idata, subjects)
 
 
 def _add_natural_scale(idata, subjects) -> None:

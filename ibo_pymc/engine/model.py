@@ -271,6 +271,13 @@ class IBOModelBase:
 
         return default_subject_draws(self, n_draws, drop_below=drop_below)
 
+    def hierarchical_loglik(self, family: str, params: dict) -> np.ndarray:
+        """The log-likelihood, summed over the observation units, at draws ``params`` ({name: (M,)} on the
+        parameters' own scales) of ``family``: what the hierarchical model's refinement weighs its proposal
+        draws by (:mod:`~ibo_pymc.engine.proposal`). Default: :meth:`loglik` summed; a task whose model has no
+        :meth:`loglik` overrides it."""
+        return np.asarray(self.loglik(family, params), float).sum(axis=-1)
+
     def component_draws(self) -> list:
         """Each family's conditional draws, log-likelihood and densities, as the engine's LOO takes them
         (:class:`ibo_pymc.engine.loo.ComponentDraws`)."""

@@ -16,6 +16,10 @@ def _reference(z, base, a, mu, sd):
     return special.logsumexp(a + special.logsumexp(lr, axis=-1) - np.log(z.shape[2]), axis=-1).sum()
 
 
+def _counts(z):
+    return np.full(z.shape[:2], z.shape[2], dtype=np.int64)
+
+
 def _inputs(seed=0, N=4, C=3, S=50, P=3):
     rng = np.random.default_rng(seed)
     z = rng.normal(0, 1.5, (N, C, S, P))
@@ -30,7 +34,7 @@ def _log_logistic(z):
 
 def test_kernel_value_and_gradient():
     z, base, a, mu, sd = _inputs()
-    v, g_a, g_mu, g_sd = H._population_kernel(z, base, a, mu, sd)
+    v, g_a, g_mu, g_sd = H._population_kernel(z, base, a, mu, sd, _counts(z))
     assert v == pytest.approx(_reference(z, base, a, mu, sd), rel=1e-12)
     eps = 1e-6
     for arr, grad in ((mu, g_mu), (sd, g_sd)):
@@ -52,10 +56,10 @@ def test_op_gradient_in_pytensor():
 
     z, base, a, mu, sd = _inputs(1)
     m, s = pt.dtensor3("m"), pt.dtensor3("s")
-    out = H.population_loglik(z, base, a, m, s)[0]
+    out = H.population_loglik(z, base, a, m, s, _counts(z))[0]
     f = pytensor.function([m, s], [out, *pytensor.grad(out, [m, s])])
     v, gm, gs = f(mu, sd)
-    ref = H._population_kernel(z, base, a, mu, sd)
+    ref = H._population_kernel(z, base, a, mu, sd, _counts(z))
     np.testing.assert_allclose([v], [ref[0]])
     np.testing.assert_allclose(gm, ref[2])
     np.testing.assert_allclose(gs, ref[3])
@@ -75,7 +79,9 @@ def test_two_stage_identity():
     z = draws.reshape(1, 1, -1, 1)
     base = _log_logistic(z)
     for mu, sigma in [(0.0, 1.0), (1.5, 0.5), (-1.0, 2.0)]:
-        v = H._population_kernel(z, base, np.array([[np.log(Z)]]), np.full((1, 1, 1), mu), np.full((1, 1, 1), sigma))[0]
+        v = H._population_kernel(
+            z, base, np.array([[np.log(Z)]]), np.full((1, 1, 1), mu), np.full((1, 1, 1), sigma), _counts(z)
+        )[0]
         exact = stats.norm.logpdf(m, mu, np.hypot(s, sigma))
         assert v == pytest.approx(exact, abs=0.02)
 

@@ -142,6 +142,18 @@ class IBOModel(IBOModelBase):
 
         return subject_draws(self, n_draws, drop_below=drop_below)
 
+    def hierarchical_loglik(self, family: str, params: dict) -> np.ndarray:
+        """The log-likelihood summed over the rounds at draws ``params`` ({name: (M,)}: the family's threshold
+        and gamma, w and the variant's taus) of ``family``: the compiled per-draw kernel
+        (:meth:`~ibo_pymc.tasks.hotspot.model.parameters.ModelParameters.loglik`)."""
+        from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
+
+        p = self.parameters
+        d = {"param": np.asarray(params[get_family(family).var_name], float)}
+        for key in ("gamma", "w", *(k for k in ("tau_neg", "tau_pos") if p.model_name(k) in params)):
+            d[key] = np.asarray(params[p.model_name(key)], float)
+        return p.loglik(self.sd, family, p.with_taus(d), summed=True)
+
     def build(self, layout: str = "marginal"):
         """The PyMC model (``marginal``: the paper's model; ``stacked``: conditionals side by side)."""
         return build_model(self.sd, layout=layout)

@@ -141,5 +141,9 @@ def recovery_replicate(
         min(conv["ess_bulk"], conv["ess_tail"]),
         conv["divergences"],
     )
-    df["max_pareto_k"] = float(h.idata["subject_diagnostics"]["pareto_k"].max())
+    diag = h.idata["subject_diagnostics"]
+    df["max_pareto_k"] = float(diag["pareto_k"].max())
+    df["max_pareto_k_max"] = float(diag["pareto_k_max"].max())
+    df["refined"] = int((diag["remedy"] != "none").sum())
+    df["unreliable"] = int((~diag["reliable"]).sum())
     return df

@@ -42,6 +42,15 @@ def test_subject_draws_and_held_out_scoring():
     xi = fits[0].priors(d.families[k])[d.shape_priors[k][0]].from_unconstrained(d.z[0, :, 0])
     lo, hi = d.shape_priors[k][1].bounds
     assert ((xi > lo) & (xi < hi)).all()
+    # the refinement's likelihood hook: the compiled per-draw kernel at the draws as the population sees them
+    from ibo_pymc.tasks.hotspot.model.builder import whole_families
+
+    p = fits[0].parameters
+    comp = next(c for c in whole_families(fits[0].families) if c.family == d.families[k])
+    ref = p.loglik(fits[0].sd, comp.family, p.from_unconstrained(comp, d.z[0]), summed=True)
+    got = d.loglik(k, d.z[0])
+    np.testing.assert_allclose(got, ref, rtol=1e-10)
+    assert np.isfinite(got).all() and np.ptp(got) > 0
     h = H.fit_hierarchical(fits, draws=100, tune=100, chains=2, seed=1, cores=1, n_draws=100)
     one = h.subject_idata(1)
     assert {"xi_pi", "xi_ei", "p_ucb", "gamma", "w", "tau"} <= set(one.posterior.data_vars)

@@ -143,6 +143,15 @@ def test_small_fit_agrees_with_fine_grid(tables):
     fine = fine_grid_posterior(m.sd)
     df = compare_fit(m.idata, fine)
     assert df["ok"].all(), df.to_string()
+    # a family probability's tolerance: 0.02, or 3 standard errors from the evidences where that is more
+    from ibo_pymc.tasks.hotspot.model.fine_grid import family_probability_errors
+
+    se = family_probability_errors(m.idata)
+    p = m.idata.posterior["family_prob"].mean(("chain", "draw")).to_series()
+    assert (se >= 0).all() and se.max() > 0 and se.min() < 1e-6  # EI, at probability ~0, is certain
+    for f in m.families:
+        assert df.loc[f"P({f})", "tolerance"] == pytest.approx(max(0.02, 3 * se[f]))
+        assert se[f] <= 0.5 * np.sqrt(p[f] * (1 - p[f]))  # delta method: at most P(1-P) x the errors
     # the log evidences of the two paths (bridge sampling; quadrature), per family and for the model
     from ibo_pymc.engine.results import log_evidence
 
