@@ -53,7 +53,7 @@ from ibo_pymc.tasks.hotspot.data import load_hotspot
 from ibo_pymc.tasks.hotspot.model import IBOModel
 
 obs = load_hotspot().observations(28)
-m = IBOModel(obs, model="tau_pm", draws=300 if QUICK else 1000, tune=300 if QUICK else 1000, seed=1)
+m = IBOModel(obs, model="tau_pm", draws=300 if QUICK else 1000, tune=300 if QUICK else 500, seed=1)
 m.build()   # the PyMC model of the paper (family marginalised)
 
 # %%

@@ -45,7 +45,7 @@ from ibo_pymc.tasks.hotspot.data import load_hotspot, load_split
 from ibo_pymc.tasks.hotspot.model import IBOModel
 
 data = load_hotspot()
-kw = dict(draws=300 if QUICK else 1000, tune=300 if QUICK else 1000, seed=1)
+kw = dict(draws=300 if QUICK else 1000, tune=300 if QUICK else 500, seed=1)
 fits = {mdl: IBOModel(data.observations(24), model=mdl, **kw) for mdl in ("u", "tau", "tau_pm")}
 idatas = {mdl: f.fit(progress=False) for mdl, f in fits.items()}
 # every elpd made reliable: PSIS per mixture component, moment matching,

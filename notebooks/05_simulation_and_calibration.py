@@ -45,7 +45,7 @@ from ibo_pymc.tasks.hotspot.simulate import Truth, simulate_moves
 
 truth = Truth("UCB", 0.8, gamma=0.2, w=0.7, tau_neg=0.9, tau_pos=0.2)
 obs = simulate_moves(truth, 150, rng=1)
-m = IBOModel(obs, "tau_pm", draws=300 if QUICK else 1000, tune=300 if QUICK else 1000, seed=2)
+m = IBOModel(obs, "tau_pm", draws=300 if QUICK else 1000, tune=300 if QUICK else 500, seed=2)
 m.fit(progress=False)
 print(m.family_probabilities().round(3).to_dict())
 summ = m.summary().query("family == 'UCB'").set_index("parameter")

@@ -68,7 +68,7 @@ from ibo_pymc.tasks.hotspot.population.fine_grid_evidence import grid_evidence
 
 data = load_hotspot()
 obs = data.observations(28)
-fit = IBOModel(obs, model="tau_pm", draws=300 if QUICK else 1000, tune=300 if QUICK else 1000, seed=1)
+fit = IBOModel(obs, model="tau_pm", draws=300 if QUICK else 1000, tune=300 if QUICK else 500, seed=1)
 idata = fit.fit(progress=False)
 print("log p(theta2 | ũ±) =", round(idata.posterior.attrs["log_evidence"], 3),
       "+-", round(idata.posterior.attrs["log_evidence_error"], 3))

@@ -53,7 +53,7 @@ from pytensor.graph.op import Op
 
 from ibo_pymc.engine.config import HDI_PROB
 from ibo_pymc.engine.priors import UniformPrior
-from ibo_pymc.engine.proposal import population_moments, proposal_subject_draws
+from ibo_pymc.engine.proposal import population_moments, proposal_subject_draws, shrunken_moments
 from ibo_pymc.engine.samplers import pymc_log_level
 from ibo_pymc.errors import InputError
 
@@ -568,7 +568,8 @@ def fit_population(
     unreliable -- the median Pareto k over population draws at or above ``k_median``, or the largest at or above
     ``k_max`` -- gets ``proposal_draws`` fresh draws per family from a proposal near the population just fitted,
     and the population is fitted again, up to ``max_rounds`` times; a subject flagged again gets four times as
-    many draws, from the newer population. ``subject_diagnostics`` says per subject which draws its numbers rest
+    many draws, from the newer population and a proposal adapted to the shrunken posterior its refined draws
+    show. A subject given as draws alone (no model with ``hierarchical_loglik``) keeps its draws. ``subject_diagnostics`` says per subject which draws its numbers rest
     on (``remedy``: none or proposal), how many, the Pareto k of the final and of the first-stage weights, and
     whether they pass (``reliable``). Seeded: the same seed gives the same draws, and a run in which no subject
     is flagged is the one without the refinement.
@@ -604,18 +605,28 @@ def fit_population(
     for rnd in range(max_rounds + 1):
         idata = _sample_population(current, draws, tune, chains, s_nuts, target_accept, progress, cores)
         groups = _subject_posterior(idata, current, np.random.default_rng(s_resample))
+        weights = groups.pop("weights")
         diag = groups["subject_diagnostics"]
         k = np.stack([diag["pareto_k"].values, diag["pareto_k_max"].values], axis=1)
         if first_k is None:
             first_k = k
-        flagged = [n for n in range(len(current)) if not (k[n, 0] < k_median and k[n, 1] < k_max)]
+        # a subject given as draws alone (no model whose likelihood a proposal could weigh) keeps them
+        flagged = [
+            n
+            for n in range(len(current))
+            if not (k[n, 0] < k_median and k[n, 1] < k_max) and hasattr(subjects[n].fit, "hierarchical_loglik")
+        ]
         if not refine or not flagged or rnd == max_rounds:
             break
         moments = population_moments(idata.posterior, subjects[0])
         for n in flagged:
+            # a subject refined before: its proposal adapted to the shrunken posterior its refined draws show
+            shrunk = shrunken_moments(current[n], weights[n]) if refined[n] else None
             refined[n] += 1
             rng = np.random.default_rng([proposal_key, int(subjects[n].subject), rnd])
-            current[n] = proposal_subject_draws(subjects[n], moments, rng, proposal_draws * 4 ** (refined[n] - 1))
+            current[n] = proposal_subject_draws(
+                subjects[n], moments, rng, proposal_draws * 4 ** (refined[n] - 1), shrunk=shrunk
+            )
         if progress:
             import sys
 
@@ -709,10 +720,12 @@ def _subject_posterior(idata, subjects, rng, *, chunk: int = 250, k_draws: int =
     fam_prob = np.zeros((T, len(subjects), len(s0.families)))
     k_at = set(np.linspace(0, T - 1, min(k_draws, T)).round().astype(int).tolist())
     pareto = np.zeros((len(subjects), 2))
+    weights = []
     for n, s in enumerate(subjects):
         C, S, P = s.z.shape
         base = s.log_base()[None]
         ks = []
+        wsum = np.zeros(C * S)
         for a in range(0, T, chunk):
             t = slice(a, min(a + chunk, T))
             m = np.concatenate(
@@ -729,7 +742,9 @@ def _subject_posterior(idata, subjects, rng, *, chunk: int = 250, k_draws: int =
             logw = _log_ratio(s.z[None], base, m[:, :, None, :], sd[:, :, None, :], np)  # (t, C, S)
             logw += s.log_evidence[None, :, None] + np.log(pi[t][:, s.component_family])[:, :, None]
             flat = logw.reshape(len(m), C * S)
-            cum = np.cumsum(softmax(flat, axis=1), axis=1)
+            sm = softmax(flat, axis=1)
+            wsum += sm.sum(axis=0)
+            cum = np.cumsum(sm, axis=1)
             u = rng.random(len(m)) * cum[:, -1]
             pick = np.minimum((cum < u[:, None]).sum(axis=1), C * S - 1)
             comp, draw = np.divmod(pick, S)
@@ -748,6 +763,7 @@ def _subject_posterior(idata, subjects, rng, *, chunk: int = 250, k_draws: int =
             for i in sorted(x - a for x in k_at if a <= x < t.stop):
                 ks.append(float(az.psislw(flat[i] - flat[i].max())[1]))
         pareto[n] = np.median(ks), np.max(ks)
+        weights.append((wsum / T).reshape(C, S))
     coords = {
         "chain": np.arange(Cn),
         "draw": np.arange(Dn),
@@ -767,7 +783,9 @@ def _subject_posterior(idata, subjects, rng, *, chunk: int = 250, k_draws: int =
         "PSIS Pareto k of each subject's importance weights at population draws spread over the posterior: "
         "median and largest; above 0.7 the subject's reweighted posterior rests on few draws"
     )
-    return {"subject_posterior": sub, "subject_diagnostics": diag}
+    # each subject's draws' normalised importance weights averaged over the population draws (C, S): what an
+    # adapted refinement takes (not a group of the InferenceData)
+    return {"subject_posterior": sub, "subject_diagnostics": diag, "weights": weights}
 
 
 class HierarchicalModel:

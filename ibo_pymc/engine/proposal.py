@@ -32,7 +32,10 @@ L_k(z) N(z | phi) dz = p(y_n | phi, k)`` -- unbiased for any q fixed before the 
 the resampling weights are ``pi_k L_k N / q_k``. Those weights are bounded for every phi: L_k is, and
 ``N(z | phi) / q_k(z) <= N / (0.25 t)``, whose tails are a normal's over a t's. So every moment is finite and
 the weights' true Pareto k is below 0; what PSIS estimates from ``n`` draws is checked again after the
-population is refitted (:func:`~ibo_pymc.engine.hierarchical.fit_population`).
+population is refitted (:func:`~ibo_pymc.engine.hierarchical.fit_population`). A subject flagged again (the
+Gaussian shrinkage can misplace a posterior pressed against a prior edge, where the logistic prior is far from
+normal) gets an adapted proposal: the shrunk part is then centred on the moments of its shrunken posterior as
+the refined draws' weights give them (:func:`shrunken_moments`), the adaptive importance sampling step.
 """
 
 from __future__ import annotations
@@ -128,8 +131,10 @@ def _shrunk(m, S, v0, pop_mean, pop_var):
     return S_star @ (P @ m + pop_mean / pop_var), S_star
 
 
-def family_proposal(subject, k: int, moments: PopulationMoments) -> TMixture:
-    """The proposal q_k (module docstring) of family ``k`` from the subject's first-stage draws of that family."""
+def family_proposal(subject, k: int, moments: PopulationMoments, shrunk=None) -> TMixture:
+    """The proposal q_k (module docstring) of family ``k`` from the subject's first-stage draws of that family;
+    ``shrunk``: the moments (mean, covariance on the family's free columns) of the subject's shrunken posterior
+    where they are known (:func:`shrunken_moments`), in place of the Gaussian shrinkage of each component."""
     cols = subject.free_columns(k)
     comps = np.flatnonzero(subject.component_family == k)
     ev = subject.log_evidence[comps]
@@ -139,27 +144,59 @@ def family_proposal(subject, k: int, moments: PopulationMoments) -> TMixture:
     v0 = np.array([base_variance(p) for p in priors])
     pop_mean, pop_var = moments.mean[k, cols], moments.var[k, cols]
     weights, locs, shapes = [], [], []
+    if shrunk is not None:
+        weights.append(MIXTURE[0])
+        locs.append(shrunk[0])
+        shapes.append(WIDEN**2 * shrunk[1])
     for wc, c in zip(w, comps):
         m, S = _moments(subject.z[c][:, cols])
-        m_star, S_star = _shrunk(m, S, v0, pop_mean, pop_var)
-        weights += [MIXTURE[0] * wc, MIXTURE[1] * wc]
-        locs += [m_star, m]
-        shapes += [WIDEN**2 * S_star, WIDEN**2 * S]
+        if shrunk is None:
+            m_star, S_star = _shrunk(m, S, v0, pop_mean, pop_var)
+            weights.append(MIXTURE[0] * wc)
+            locs.append(m_star)
+            shapes.append(WIDEN**2 * S_star)
+        weights.append(MIXTURE[1] * wc)
+        locs.append(m)
+        shapes.append(WIDEN**2 * S)
     weights.append(MIXTURE[2])
     locs.append(pop_mean)
     shapes.append(np.diag(WIDEN_POPULATION**2 * (pop_var + moments.var_mean[k, cols])))
     return TMixture(weights, locs, shapes)
 
 
-def proposal_subject_draws(subject, moments: PopulationMoments, rng: np.random.Generator, n: int = 2000):
+def shrunken_moments(draws, weights: np.ndarray, *, min_ess: float = 10.0) -> dict:
+    """Per family of a subject's current draws (a :class:`~ibo_pymc.engine.hierarchical.SubjectDraws`): the mean
+    and covariance of its shrunken posterior on the family's free columns, from the draws weighted by their
+    importance weights averaged over population draws (``weights`` (C, S), each population draw's normalised);
+    a family whose weights have an effective sample size below ``min_ess`` per column is left out."""
+    out = {}
+    for k in np.unique(draws.component_family):
+        cols = draws.free_columns(int(k))
+        sel = draws.component_family == k
+        w = weights[sel].reshape(-1)
+        x = draws.z[sel][..., cols].reshape(-1, len(cols))
+        if w.sum() <= 0 or w.sum() ** 2 / (w**2).sum() < min_ess * len(cols):
+            continue
+        w = w / w.sum()
+        m = w @ x
+        S = (x - m).T @ ((x - m) * w[:, None]) + 1e-8 * np.eye(len(cols))
+        out[int(k)] = (m, S)
+    return out
+
+
+def proposal_subject_draws(
+    subject, moments: PopulationMoments, rng: np.random.Generator, n: int = 2000, shrunk: dict | None = None
+):
     """The subject's :class:`~ibo_pymc.engine.hierarchical.SubjectDraws` with its draws replaced by ``n`` proposal
     draws per family it has (module docstring): one component per family, log evidence 0, ``base`` = log q -
-    log-likelihood, ``remedy`` "proposal". ``subject`` is its first-stage draws."""
+    log-likelihood, ``remedy`` "proposal". ``subject`` is its first-stage draws; ``shrunk``: per family, the
+    moments of the shrunken posterior where an earlier refinement's weights give them (:func:`shrunken_moments`;
+    the adaptive step of a second round)."""
     fams = [int(k) for k in np.unique(subject.component_family)]
     P = subject.z.shape[2]
     zs, bases = [], []
     for k in fams:
-        q = family_proposal(subject, k, moments)
+        q = family_proposal(subject, k, moments, (shrunk or {}).get(k))
         cols = subject.free_columns(k)
         x = q.draw(n, rng)
         z = np.zeros((n, P))
@@ -184,4 +221,11 @@ def proposal_subject_draws(subject, moments: PopulationMoments, rng: np.random.G
     )
 
 
-__all__ = ["PopulationMoments", "TMixture", "family_proposal", "population_moments", "proposal_subject_draws"]
+__all__ = [
+    "PopulationMoments",
+    "TMixture",
+    "family_proposal",
+    "population_moments",
+    "proposal_subject_draws",
+    "shrunken_moments",
+]

@@ -139,3 +139,35 @@ def test_padded_draws_leave_the_kernel_unchanged():
     for x, y in zip(short, padded):
         np.testing.assert_allclose(x, y, rtol=1e-13)
     assert H._population_kernel(z, base, a, mu, sd, np.full((1, 2), 40))[0] != pytest.approx(short[0])
+
+
+def test_an_adapted_proposal_centres_on_the_shrunken_moments():
+    """A second refinement's proposal: the shrunk part from the refined draws' averaged weights (weighted mean and
+    covariance, families with too few effective draws left out), and it still estimates the exact integral."""
+    from ibo_pymc.engine.proposal import family_proposal, shrunken_moments
+
+    m, s, mu, sigma = 0.8, 0.6, 1.5, 0.5
+    sub = first_stage(m, s, np.random.default_rng(0))
+    moments = PopulationMoments(np.array([[0.0, mu]]), np.array([[1.0, sigma**2]]), np.zeros((1, 2)))
+    prop = proposal_subject_draws(sub, moments, np.random.default_rng(1), 4000)
+    lw = H._log_ratio(prop.z, prop.log_base(), np.array([0.0, mu]), np.array([1.0, sigma]), np)
+    w = np.exp(lw - lw.max())
+    w /= w.sum()
+    got = shrunken_moments(prop, w)
+    x = prop.z[0, :, 1]
+    mean = np.average(x, weights=w[0])
+    np.testing.assert_allclose(got[0][0], [mean])
+    np.testing.assert_allclose(got[0][1], [[np.average((x - mean) ** 2, weights=w[0]) + 1e-8]])
+    # the exact shrunken posterior: N(m; z, s) x N(z; mu, sigma) is normal
+    prec = 1 / s**2 + 1 / sigma**2
+    assert got[0][0][0] == pytest.approx((m / s**2 + mu / sigma**2) / prec, abs=0.03)
+    assert got[0][1][0, 0] == pytest.approx(1 / prec, rel=0.1)
+    one = np.zeros_like(w)
+    one[0, 0] = 1.0
+    assert shrunken_moments(prop, one) == {}  # one effective draw: left out
+    q = family_proposal(sub, 0, moments, shrunk=got[0])
+    assert len(q.parts) == 3 and q.parts[0].loc[0] == pytest.approx(got[0][0][0])
+    adapted = proposal_subject_draws(sub, moments, np.random.default_rng(2), 2000, shrunk=got)
+    exact = stats.norm.logpdf(m, mu, np.hypot(s, sigma))
+    assert _estimate(adapted, mu, sigma) == pytest.approx(exact, abs=0.02)
+    assert _pareto_k(adapted, mu, sigma) < 0.5
