@@ -53,7 +53,7 @@ def main() -> int:
     from ibo_pymc.tasks.hotspot.data import load_hotspot
     from ibo_pymc.tasks.hotspot.data.rounds import SubjectObservations
     from ibo_pymc.tasks.hotspot.forward.variants import MODELS
-    from ibo_pymc.tasks.hotspot.model.config import FitConfig
+    from ibo_pymc.tasks.hotspot.model.config import FitConfig, fit_file_name
     from ibo_pymc.tasks.hotspot.model.fit_many import cohort_jobs, fit_cohort
     from ibo_pymc.tasks.hotspot.model.generative import prior_predictive_draw
     from ibo_pymc.tasks.hotspot.population.fine_grid_evidence import check_evidence
@@ -91,7 +91,12 @@ def main() -> int:
         seed1 = args.fits.with_name(args.fits.name + "-seed1")
         jobs = cohort_jobs(data, list(data.subjects), MODELS, FitConfig(seed=1))
         fits = fit_cohort(jobs, seed1, executor=ex)
-    a = evidence_table(sorted(args.fits.glob("subject-*-*.nc")), MODELS).set_index(["subject", "model", "family"])
+    # the seed-0 fits of all rounds by their names (the folder may also hold fits of training rounds, "-train")
+    seed0 = [args.fits / fit_file_name(s, m) for s in data.subjects for m in MODELS]
+    missing = [p.name for p in seed0 if not p.is_file()]
+    if missing:
+        raise SystemExit(f"{args.fits}: missing {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")
+    a = evidence_table(seed0, MODELS).set_index(["subject", "model", "family"])
     b = evidence_table([p for p in fits.paths if p is not None], MODELS).set_index(["subject", "model", "family"])
     both = a.merge(b, left_index=True, right_index=True, suffixes=("_0", "_1"))
     seeds = pd.DataFrame(
