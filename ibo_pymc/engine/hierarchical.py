@@ -569,10 +569,11 @@ def fit_population(
     ``k_max`` -- gets ``proposal_draws`` fresh draws per family from a proposal near the population just fitted,
     and the population is fitted again, up to ``max_rounds`` times; a subject flagged again gets four times as
     many draws, from the newer population and a proposal adapted to the shrunken posterior its refined draws
-    show. A subject given as draws alone (no model with ``hierarchical_loglik``) keeps its draws. ``subject_diagnostics`` says per subject which draws its numbers rest
-    on (``remedy``: none or proposal), how many, the Pareto k of the final and of the first-stage weights, and
-    whether they pass (``reliable``). Seeded: the same seed gives the same draws, and a run in which no subject
-    is flagged is the one without the refinement.
+    show. A subject given as draws alone (no model with ``hierarchical_loglik``) keeps its draws.
+    ``subject_diagnostics`` says per subject which draws its numbers rest on (``remedy``: none or proposal),
+    how many, the Pareto k of the final and of the first-stage weights, and whether they pass (``reliable``).
+    Seeded: the same seed gives the same draws, and a run in which no subject is flagged is the one without the
+    refinement.
     """
     import dataclasses
 
