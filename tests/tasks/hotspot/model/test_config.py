@@ -57,8 +57,10 @@ def test_round_trips_and_hashes():
     assert pickle.loads(pickle.dumps(cfg)) == cfg and cloudpickle.loads(cloudpickle.dumps(cfg)) == cfg
     # fits saved before the split stored the settings flat: they load, with the same hash
     assert FitConfig.from_dict(cfg.settings()) == cfg
-    # the whole-configuration hash is the one those fits recorded (so they are still reused)
-    assert FitConfig(model="tau", draws=20, seed=3).key() == "704e7eca84c47a3f"
+    # the whole-configuration hash is the one those fits recorded (so they are still reused; they were made at
+    # the tuning default of the time, 1000)
+    assert FitConfig(model="tau", draws=20, seed=3, tune=1000).key() == "704e7eca84c47a3f"
+    assert FitConfig(model="tau", draws=20, seed=3).key() != "704e7eca84c47a3f"  # the default is 500 now
     # the model hash ignores the sampler and the policy, not the model
     assert cfg.model_key() == cfg.replace(draws=999, seed=1, min_ess=10.0).model_key()
     assert cfg.model_key() != cfg.replace(model="tau_pm").model_key()
