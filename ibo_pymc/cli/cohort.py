@@ -331,18 +331,7 @@ def _hierarchical_files(args, out, fits, heldout_of, labels, status) -> int:
     settings = {"draws": args.population_draws, "tune": args.population_draws, "seed": args.seed}
     t0 = time.perf_counter()
     h = fit_hierarchical(fits, **settings)
-    diag = h.idata["subject_diagnostics"]
-    summary = {
-        "seconds": round(time.perf_counter() - t0, 1),
-        "subjects": len(fits),
-        "max_pareto_k": float(diag["pareto_k"].max()),
-        "max_pareto_k_max": float(diag["pareto_k_max"].max()),
-        "refined": int((diag["remedy"] != "none").sum()),
-        "unreliable": int((~diag["reliable"]).sum()),
-        "population_fits": int(diag.attrs["population_fits"]),
-        "max_pareto_k_first_stage": float(diag["pareto_k_first_stage"].max()),
-        "max_pareto_k_max_first_stage": float(diag["pareto_k_max_first_stage"].max()),
-    }
+    summary = {"seconds": round(time.perf_counter() - t0, 1), "subjects": len(fits), **h.weights_summary()}
     heldout = None
     if heldout_of is not None:
         heldout = heldout_of(settings)

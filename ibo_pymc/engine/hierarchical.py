@@ -452,6 +452,21 @@ class HierarchicalFit:
                 )
         return pd.DataFrame(rows)
 
+    def weights_summary(self) -> dict:
+        """The subjects' importance weights in numbers (``subject_diagnostics``): the largest median and largest
+        single Pareto k, after the refinement and of the first stage, how many subjects were refined and how many
+        are still unreliable, and the number of population fits."""
+        diag = self.idata["subject_diagnostics"]
+        return {
+            "max_pareto_k": float(diag["pareto_k"].max()),
+            "max_pareto_k_max": float(diag["pareto_k_max"].max()),
+            "refined": int((diag["remedy"] != "none").sum()),
+            "unreliable": int((~diag["reliable"]).sum()),
+            "population_fits": int(diag.attrs["population_fits"]),
+            "max_pareto_k_first_stage": float(diag["pareto_k_first_stage"].max()),
+            "max_pareto_k_max_first_stage": float(diag["pareto_k_max_first_stage"].max()),
+        }
+
     def convergence(self) -> dict:
         """Worst R-hat, smallest bulk and tail ESS over the sampled population parameters, and divergences."""
         import arviz as az
@@ -592,11 +607,9 @@ def fit_population(
             "needs one fit per subject",
             field="subjects",
         )
-    for name, v in (("proposal_draws", proposal_draws), ("max_rounds", max_rounds)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < (1 if name == "proposal_draws" else 0):
-            raise InputError(
-                f"expected a whole number >= {1 if name == 'proposal_draws' else 0}, got {v!r}", field=name
-            )
+    for name, v, least in (("proposal_draws", proposal_draws, 1), ("max_rounds", max_rounds, 0)):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < least:
+            raise InputError(f"expected a whole number >= {least}, got {v!r}", field=name)
     S = min(s.z.shape[1] for s in subjects)
     subjects = [s if s.z.shape[1] == S else dataclasses.replace(s, z=_thin(s.z, S)) for s in subjects]
     ss = np.random.SeedSequence(seed)
@@ -605,8 +618,7 @@ def fit_population(
     current, refined, first_k = list(subjects), np.zeros(len(subjects), dtype=int), None
     for rnd in range(max_rounds + 1):
         idata = _sample_population(current, draws, tune, chains, s_nuts, target_accept, progress, cores)
-        groups = _subject_posterior(idata, current, np.random.default_rng(s_resample))
-        weights = groups.pop("weights")
+        groups, weights = _subject_posterior(idata, current, np.random.default_rng(s_resample))
         diag = groups["subject_diagnostics"]
         k = np.stack([diag["pareto_k"].values, diag["pareto_k_max"].values], axis=1)
         if first_k is None:
@@ -694,7 +706,9 @@ def _subject_posterior(idata, subjects, rng, *, chunk: int = 250, k_draws: int =
 
     Works through the population draws in chunks of ``chunk`` (memory). The Pareto k of a subject is PSIS's
     shape estimate of its importance weights at ``k_draws`` population draws spread over the posterior: the
-    median (``pareto_k``) and the largest (``pareto_k_max``).
+    median (``pareto_k``) and the largest (``pareto_k_max``). Returns the groups ``subject_posterior`` and
+    ``subject_diagnostics``, and each subject's draws' normalised weights averaged over the population draws
+    (C, S): what an adapted refinement takes (:func:`~ibo_pymc.engine.proposal.shrunken_moments`).
     """
     import arviz as az
     from scipy.special import logsumexp, softmax
@@ -784,9 +798,7 @@ def _subject_posterior(idata, subjects, rng, *, chunk: int = 250, k_draws: int =
         "PSIS Pareto k of each subject's importance weights at population draws spread over the posterior: "
         "median and largest; above 0.7 the subject's reweighted posterior rests on few draws"
     )
-    # each subject's draws' normalised importance weights averaged over the population draws (C, S): what an
-    # adapted refinement takes (not a group of the InferenceData)
-    return {"subject_posterior": sub, "subject_diagnostics": diag, "weights": weights}
+    return {"subject_posterior": sub, "subject_diagnostics": diag}, weights
 
 
 class HierarchicalModel:

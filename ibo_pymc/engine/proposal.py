@@ -47,6 +47,8 @@ import numpy as np
 from scipy import stats
 from scipy.special import logsumexp
 
+from ibo_pymc.engine.priors import UniformPrior
+
 #: degrees of freedom of the proposal's t components, the widening of the subject's components and of the
 #: population's predictive, and the mixture's weights (shrunk, own, population)
 DF = 4
@@ -59,7 +61,7 @@ _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 def base_variance(prior) -> float:
     """The variance of p0 on the population's standardised scale: the logistic's pi^2 / 3 for a uniform prior
     (the logit of U(lo, hi)), the standard normal's 1 for a log-normal one."""
-    return math.pi**2 / 3 if hasattr(prior, "lo") else 1.0
+    return math.pi**2 / 3 if isinstance(prior, UniformPrior) else 1.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -113,6 +113,10 @@ def test_a_subject_with_unreliable_weights_is_refined():
     assert one_sided["reliable"] and one_sided["pareto_k"] < 0.25 and one_sided["pareto_k_max"] < 0.4
     assert (sharp["remedy"] == "none").all() and (sharp["draws"] == 500).all() and sharp["reliable"].all()
     assert h.idata["subject_diagnostics"].attrs["population_fits"] == 2
+    summary = h.weights_summary()  # what ibo-cohort hierarchical and the recovery study report
+    assert (summary["refined"], summary["unreliable"], summary["population_fits"]) == (1, 0, 2)
+    assert summary["max_pareto_k_first_stage"] == pytest.approx(d["pareto_k_first_stage"].max())
+    assert summary["max_pareto_k_max"] == pytest.approx(d["pareto_k_max"].max())
     again = H.fit_population(subs, **kw)
     np.testing.assert_array_equal(
         again.idata["subject_posterior"]["x"].values, h.idata["subject_posterior"]["x"].values

@@ -141,9 +141,7 @@ def recovery_replicate(
         min(conv["ess_bulk"], conv["ess_tail"]),
         conv["divergences"],
     )
-    diag = h.idata["subject_diagnostics"]
-    df["max_pareto_k"] = float(diag["pareto_k"].max())
-    df["max_pareto_k_max"] = float(diag["pareto_k_max"].max())
-    df["refined"] = int((diag["remedy"] != "none").sum())
-    df["unreliable"] = int((~diag["reliable"]).sum())
+    w = h.weights_summary()
+    for name in ("max_pareto_k", "max_pareto_k_max", "refined", "unreliable"):
+        df[name] = w[name]
     return df
