@@ -315,6 +315,8 @@ def _cmd_hierarchical(args) -> int:
 
     def heldout(population):
         models = [task.load_fit(p) for p in train.results]
+        if population.get("log"):
+            population = {**population, "log": lambda msg, say=population["log"]: say(f"training rounds: {msg}")}
         return task.heldout_comparison(fit_hierarchical(models, **population), models, data, split)
 
     return _hierarchical_files(args, out, whole, heldout if split else None, task.parameter_labels, status)
@@ -328,7 +330,8 @@ def _hierarchical_files(args, out, fits, heldout_of, labels, status) -> int:
     from ibo_pymc.engine.hierarchical import fit_hierarchical
     from ibo_pymc.population.hierarchical_files import HIERARCHICAL_FILES, write_hierarchical
 
-    settings = {"draws": args.population_draws, "tune": args.population_draws, "seed": args.seed}
+    log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    settings = {"draws": args.population_draws, "tune": args.population_draws, "seed": args.seed, "log": log}
     t0 = time.perf_counter()
     h = fit_hierarchical(fits, **settings)
     summary = {"seconds": round(time.perf_counter() - t0, 1), "subjects": len(fits), **h.weights_summary()}

@@ -525,6 +525,7 @@ def fit_hierarchical(
     target_accept: float = 0.95,
     progress: bool = False,
     cores: int | None = None,
+    log=None,
     **refinement,
 ) -> HierarchicalFit:
     """Sample the hierarchical model from the subjects' independent fits (models of a task, all of one model:
@@ -533,7 +534,7 @@ def fit_hierarchical(
     ``subject_posterior``: shrunken subject parameters and families; ``subject_diagnostics``: Pareto k of each
     subject's importance weights and its remedy; ``sample_stats``). ``refinement``: the settings of
     :func:`fit_population`'s refinement (``refine``, ``proposal_draws``, ``max_rounds``, ``k_median``,
-    ``k_max``)."""
+    ``k_max``); ``log``: one line per population fit (:func:`fit_population`)."""
     subjects = [f.subject_draws(n_draws) for f in fits]
     models = {s.model for s in subjects}
     if len(models) != 1:
@@ -547,6 +548,7 @@ def fit_hierarchical(
         target_accept=target_accept,
         progress=progress,
         cores=cores,
+        log=log,
         **refinement,
     )
 
@@ -570,6 +572,7 @@ def fit_population(
     target_accept: float = 0.95,
     progress: bool = False,
     cores: int | None = None,
+    log=None,
     refine: bool = True,
     proposal_draws: int = 2000,
     max_rounds: int = 3,
@@ -589,8 +592,16 @@ def fit_population(
     how many, the Pareto k of the final and of the first-stage weights, and whether they pass (``reliable``).
     Seeded: the same seed gives the same draws, and a run in which no subject is flagged is the one without the
     refinement.
+
+    ``log``: a function given one line after each population fit (how long it took, and whom it refines next);
+    default, with ``progress``, standard error.
     """
     import dataclasses
+    import sys
+    import time
+
+    if log is None and progress:
+        log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
 
     first = subjects[0]
     for s in subjects:
@@ -617,6 +628,7 @@ def fit_population(
     proposal_key = int(s_proposal.generate_state(1)[0])
     current, refined, first_k = list(subjects), np.zeros(len(subjects), dtype=int), None
     for rnd in range(max_rounds + 1):
+        t0 = time.perf_counter()
         idata = _sample_population(current, draws, tune, chains, s_nuts, target_accept, progress, cores)
         groups, weights = _subject_posterior(idata, current, np.random.default_rng(s_resample))
         diag = groups["subject_diagnostics"]
@@ -629,7 +641,17 @@ def fit_population(
             for n in range(len(current))
             if not (k[n, 0] < k_median and k[n, 1] < k_max) and hasattr(subjects[n].fit, "hierarchical_loglik")
         ]
-        if not refine or not flagged or rnd == max_rounds:
+        last = not refine or not flagged or rnd == max_rounds
+        if log:
+            who = f"subject{'s' if len(flagged) > 1 else ''} {', '.join(str(current[n].subject) for n in flagged)}"
+            if not flagged:
+                news = "every subject's importance weights pass"
+            elif not last:
+                news = f"refining the draws of {who} (Pareto k), fitting the population again"
+            else:
+                news = f"{who}: importance weights still unreliable" if refine else f"{who}: unreliable, not refined"
+            log(f"population fit {rnd + 1}: {time.perf_counter() - t0:.0f} s; {news}")
+        if last:
             break
         moments = population_moments(idata.posterior, subjects[0])
         for n in flagged:
@@ -639,15 +661,6 @@ def fit_population(
             rng = np.random.default_rng([proposal_key, int(subjects[n].subject), rnd])
             current[n] = proposal_subject_draws(
                 subjects[n], moments, rng, proposal_draws * 4 ** (refined[n] - 1), shrunk=shrunk
-            )
-        if progress:
-            import sys
-
-            print(
-                f"  refining the draws of subject{'s' if len(flagged) > 1 else ''} "
-                f"{', '.join(str(current[n].subject) for n in flagged)} (Pareto k); fitting the population again",
-                file=sys.stderr,
-                flush=True,
             )
     diag["remedy"] = ("subject", np.array([s.remedy for s in current]))
     diag["draws"] = ("subject", np.array([s.z.shape[0] * s.z.shape[1] for s in current]))

@@ -105,8 +105,13 @@ def test_a_subject_with_unreliable_weights_is_refined():
     subs = [first_stage(m, 0.4, rng, subject=i + 1) for i, m in enumerate((-12.0, -8.0, -4.0, 4.0, 8.0, 12.0))]
     subs.append(first_stage(2.0, 0.5, rng, subject=7, one_sided=True))
     kw = {"draws": 300, "tune": 300, "chains": 2, "seed": 3, "cores": 1, "k_median": 0.25, "k_max": 0.4}
-    h = H.fit_population(subs, **kw)
+    lines = []
+    h = H.fit_population(subs, **kw, log=lines.append)
     d = h.idata["subject_diagnostics"].to_dataframe()
+    # one line per population fit: whom the first refines, then that every subject passes
+    assert len(lines) == 2
+    assert lines[0].startswith("population fit 1: ") and "refining the draws of subject 7 " in lines[0]
+    assert lines[1].startswith("population fit 2: ") and lines[1].endswith("every subject's importance weights pass")
     one_sided, sharp = d.loc[7], d.drop(index=7)
     assert one_sided["pareto_k_first_stage"] >= 0.25 or one_sided["pareto_k_max_first_stage"] >= 0.4
     assert one_sided["remedy"] == "proposal" and one_sided["draws"] == 2000 and one_sided["refinements"] == 1
@@ -121,7 +126,9 @@ def test_a_subject_with_unreliable_weights_is_refined():
     np.testing.assert_array_equal(
         again.idata["subject_posterior"]["x"].values, h.idata["subject_posterior"]["x"].values
     )
-    off = H.fit_population(subs, **kw, refine=False)
+    lines.clear()
+    off = H.fit_population(subs, **kw, refine=False, log=lines.append)
+    assert len(lines) == 1 and lines[0].endswith("subject 7: unreliable, not refined")
     assert (off.idata["subject_diagnostics"]["remedy"] == "none").all()
     assert off.idata["subject_diagnostics"].attrs["population_fits"] == 1
     assert not off.idata["subject_diagnostics"]["reliable"].sel(subject=7)
