@@ -11,7 +11,9 @@ of :class:`Job` objects and hands them to :func:`run_jobs`:
 
 Results come back as they complete (``on_result`` is called in this process
 for each, e.g. to write a fit atomically the moment it exists) and are also
-returned in the tasks' order. A task that raises does not stop the others: it
+returned in the tasks' order. Side by side, tasks start in order of their
+``cost`` (largest first, ties in the tasks' order): the longest tasks do not
+start last and leave the other workers idle at the end. A task that raises does not stop the others: it
 is reported as a :class:`JobFailure` naming the task (``"subject 7, model
 tau"``) and its one-line error. Ctrl-C cancels what has not run and re-raises.
 Each task carries its own seed in its arguments, so the results do not depend
@@ -44,13 +46,16 @@ class Job:
 
     ``fn`` must be importable by name (a module-level function) so that a worker
     process can rebuild it; ``args`` carry everything the task needs (data,
-    configuration, seed).
+    configuration, seed). ``cost``: the task's expected run time in any unit
+    shared by the tasks of one run (e.g. the observations it fits); only the
+    order in which tasks start depends on it, never a result.
     """
 
     key: str
     fn: Callable
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
+    cost: float = 0.0
 
     def __call__(self):
         return self.fn(*self.args, **self.kwargs)
@@ -200,6 +205,13 @@ def _accept(on_result, i: int, value) -> Exception | None:
     return None
 
 
+def start_order(tasks: Sequence[Job]) -> list[int]:
+    """The tasks' indices in the order they start side by side: largest ``cost`` first, ties in the tasks' order
+    (longest processing time first, which bounds the idle tail at the end of a run by the shortest of the long
+    tasks instead of the longest)."""
+    return sorted(range(len(tasks)), key=lambda i: -tasks[i].cost)
+
+
 def _completions_here(tasks: list[Job]) -> Iterator[tuple[int, Any, BaseException | None]]:
     """``(index, result, None)`` or ``(index, None, error)`` per task, run one after another in this process."""
     for i, task in enumerate(tasks):
@@ -218,10 +230,15 @@ def _completions_dask(client, tasks: list[Job], label: str) -> Iterator[tuple[in
     from distributed import as_completed
 
     tag = uuid.uuid4().hex[:8]
-    futures = [
-        client.submit(t.fn, *t.args, key=f"{label}-{i}-{tag}", pure=False, **t.kwargs) for i, t in enumerate(tasks)
-    ]
-    index = {f.key: i for i, f in enumerate(futures)}
+    order = start_order(tasks)
+    # submitted in the start order, and with it as the priority (the scheduler runs higher priorities first)
+    futures = []
+    for k, i in enumerate(order):
+        t = tasks[i]
+        futures.append(
+            client.submit(t.fn, *t.args, key=f"{label}-{i}-{tag}", pure=False, priority=len(order) - k, **t.kwargs)
+        )
+    index = {f.key: i for i, f in zip(order, futures)}
     try:
         for f in as_completed(futures):
             i = index[f.key]
@@ -242,7 +259,7 @@ def _completions_pool(executor, tasks: list[Job]) -> Iterator[tuple[int, Any, Ba
     """The same on a ``concurrent.futures`` executor."""
     from concurrent.futures import as_completed
 
-    futures = {executor.submit(t.fn, *t.args, **t.kwargs): i for i, t in enumerate(tasks)}
+    futures = {executor.submit(tasks[i].fn, *tasks[i].args, **tasks[i].kwargs): i for i in start_order(tasks)}
     try:
         for f in as_completed(futures):
             exc = f.exception()

@@ -20,6 +20,23 @@ def die(x):
     os._exit(3)  # a worker process that dies: a lost worker
 
 
+def started(x):
+    import time
+
+    t = time.time()
+    time.sleep(0.3)
+    return t
+
+
+def _costly():
+    """Six tasks whose costs put the last two first: the start order is 4, 5, then 0..3 as given."""
+    return [Job(f"task {i}", started, (i,), cost=c) for i, c in enumerate((1, 1, 0, 1, 5, 3))]
+
+
+def _starts(out) -> list[int]:
+    return sorted(range(len(out.results)), key=lambda i: out.results[i])
+
+
 def _tasks():
     return [Job(f"task {i}", operator.mul, (i, 3)) for i in range(6)] + [Job("subject 9, model tau", boom, (9,))]
 
@@ -42,6 +59,15 @@ def test_results_in_order_failures_named_progress_counted(pool):
         with pool(2) as ex:
             out = run_jobs(_tasks(), ex, progress=seen.append)
     _check(out, seen)
+
+
+def test_side_by_side_the_costliest_tasks_start_first():
+    from ibo_pymc.execution.runner import start_order
+
+    assert start_order(_costly()) == [4, 5, 0, 1, 3, 2]
+    with ThreadPoolExecutor(1) as ex:  # one at a time: the start order is the run order
+        out = run_jobs(_costly(), ex, progress=lambda p: None)
+    assert _starts(out) == [4, 5, 0, 1, 3, 2]
 
 
 def test_a_failing_result_handler_fails_only_its_task():
@@ -71,6 +97,9 @@ def test_local_dask_cluster_same_results_own_compile_dirs_and_a_lost_worker():
         assert out.results == [None] and [f.key for f in out.failures] == ["dies"]
         assert "KilledWorker" in out.failures[0].error
         assert run_jobs(_tasks()[:3], client, progress=lambda p: None).results == [0, 3, 6]
+        # two workers: the two costliest tasks are the first two to start
+        out = run_jobs(_costly(), client, progress=lambda p: None)
+        assert set(_starts(out)[:2]) == {4, 5}
 
 
 def test_one_worker_runs_here_and_a_bad_scheduler_is_a_clear_error(monkeypatch):

@@ -191,7 +191,11 @@ def fit_cohort(
     for i in todo:
         jobs[i].path(folder).parent.mkdir(parents=True, exist_ok=True)
     where = (lambda i: str(jobs[i].path(folder).resolve())) if write_on == "worker" else (lambda i: None)
-    tasks = [Job(jobs[i].key, fit_task, (jobs[i].obs, jobs[i].config, cores, where(i))) for i in todo]
+    # a fit's time grows with its rounds: the largest subjects start first (the execution layer's start order)
+    tasks = [
+        Job(jobs[i].key, fit_task, (jobs[i].obs, jobs[i].config, cores, where(i)), cost=len(jobs[i].obs.theta2))
+        for i in todo
+    ]
 
     def save(k, result):
         i = todo[k]
