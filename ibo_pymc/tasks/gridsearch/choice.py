@@ -15,11 +15,29 @@ mean     ``q = mu`` (pure exploitation)          --
 variance ``q = s`` (pure exploration)            --
 ======== ======================================= ==========
 
-``published=True`` evaluates the choice rule exactly as the published fitting
-code does (for the reproduction of its maximum-likelihood fits): q of UCB, mean
-and variance clamped to [0.0001, 100], and the chosen option's probability
-clamped to [1e-5, 0.99999] (without renormalising). The Bayesian model uses the
-plain rule (``published=False``): no clamps, so the density is smooth.
+Each has a *local* variant (Wu et al. 2018), named with the prefix ``L-``
+(``L-UCB``, ...): ``q`` times the inverse Manhattan distance from the option
+just observed (the round's previous choice), a distance of 0 counted as 1, so
+that people's preference for nearby options enters the value
+(:func:`local_weights`). A local family has its base family's parameters and
+prior. :data:`FAMILIES` is the default set of a fit (Wu et al. 2020's five);
+:data:`REGISTRY` every family the kernel knows.
+
+``published`` evaluates the choice rule as a study's published fitting code
+does (for the reproduction of its maximum-likelihood fits; :data:`RULES`):
+
+* ``"wu2020"`` (also ``True``): q of UCB, mean and variance clamped to
+  [0.0001, 100], and the chosen option's probability clamped to
+  [1e-5, 0.99999] (without renormalising); EI and PI are refused (the code
+  divides by a standard deviation that its GP makes 0 at an observed option);
+* ``"wu2018"`` (the 11 x 11 grid) and ``"wu2018-line"`` (the line of 30): the
+  same probability clamps; q of UCB, mean and variance below 0 (the grid) or
+  at or below 0 (the line) set to 0.0001 and above 100 set to 100; EI and PI
+  with the code's smoothing ``z = (mu - y* + eps) / (s + eps)``,
+  ``eps = sqrt(machine epsilon)``; on the line the local variants' distance is
+  the code's, shifted by one (:func:`local_weights`).
+
+The Bayesian model uses the plain rule (``published=False``): no clamps, so the density is smooth.
 
 The kernel returns each round's log-likelihood and its gradient in (surrogate
 parameter, beta, tau), given the surrogate's derivatives ``dmu``, ``dvar``.
@@ -34,10 +52,22 @@ import numpy as np
 
 from ibo_pymc.tasks.gridsearch.surrogate import observation_lengths
 
-#: family name -> code of the kernel
-FAMILIES = {"UCB": 0, "EI": 1, "PI": 2, "mean": 3, "variance": 4}
+#: the acquisition functions -> the kernel's code
+ACQUISITIONS = {"UCB": 0, "EI": 1, "PI": 2, "mean": 3, "variance": 4}
+#: a local variant's code: its base family's plus this
+LOCAL = 8
+#: the prefix of a local variant's name
+LOCAL_PREFIX = "L-"
+#: every family the kernel knows: name -> code
+REGISTRY = {**ACQUISITIONS, **{LOCAL_PREFIX + k: v + LOCAL for k, v in ACQUISITIONS.items()}}
+#: the families of a fit by default (Wu et al. 2020's five; name -> code)
+FAMILIES = dict(ACQUISITIONS)
 #: families with the exploration bonus beta
-HAS_BETA = {"UCB"}
+HAS_BETA = {"UCB", LOCAL_PREFIX + "UCB"}
+#: the choice rules: ``published`` value -> the kernel's code (module docstring)
+RULES = {False: 0, "plain": 0, True: 1, "wu2020": 1, "wu2018": 2, "wu2018-line": 3}
+#: the smoothing of the 2018 code's improvement families: sqrt(machine epsilon)
+EPS_2018 = math.sqrt(np.finfo(float).eps)
 
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -45,14 +75,58 @@ _INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 def family_code(family: str) -> int:
     try:
-        return FAMILIES[family]
+        return REGISTRY[family]
     except KeyError:
-        raise ValueError(f"unknown acquisition family {family!r}; expected one of {', '.join(FAMILIES)}") from None
+        raise ValueError(f"unknown acquisition family {family!r}; expected one of {', '.join(REGISTRY)}") from None
+
+
+def base_family(family: str) -> str:
+    """The acquisition function of a family: ``"UCB"`` for ``"L-UCB"`` (and for ``"UCB"``)."""
+    family_code(family)
+    return family.removeprefix(LOCAL_PREFIX)
+
+
+def is_local(family: str) -> bool:
+    return family_code(family) >= LOCAL
+
+
+def rule_code(published) -> int:
+    """The kernel's code of a ``published`` value (:data:`RULES`)."""
+    try:
+        return RULES[published]
+    except (KeyError, TypeError):
+        names = ", ".join(repr(k) for k in RULES if isinstance(k, str))
+        raise ValueError(f"unknown choice rule {published!r}; expected False, True or one of {names}") from None
+
+
+def local_weights(options, published=False) -> np.ndarray:
+    """The local variants' weights (P, P): row ``i`` is every option's ``1 / d`` from option ``i``, ``d`` the
+    Manhattan distance with 0 counted as 1.
+
+    Under ``published="wu2018-line"`` the distance is the 2018 line code's: it compares the options numbered
+    1..30 with the previous choice numbered 0..29, so ``d = |j + 1 - i|`` (the option left of the previous
+    choice counts as distance 0, the previous choice as 1). Corrected (the default) it is ``|j - i|``.
+    """
+    if rule_code(published) == RULES["wu2018-line"]:
+        idx = np.arange(options.size)
+        d = np.abs(idx[None, :] + 1 - idx[:, None])
+    else:
+        d = options.manhattan
+    return np.ascontiguousarray(1.0 / np.maximum(d, 1), dtype=float)
+
+
+#: the weights a kernel gets when its family is not local (never read)
+NO_WEIGHTS = np.ones((1, 1))
 
 
 @numba.njit(cache=True)
-def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, published, ll, grad):
-    """Per round r: ``ll[r]`` and ``grad[r] = d ll[r] / d (theta, beta, tau)`` (theta: the surrogate's parameter)."""
+def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, rule, wloc, ll, grad):
+    """Per round r: ``ll[r]`` and ``grad[r] = d ll[r] / d (theta, beta, tau)`` (theta: the surrogate's parameter).
+    ``family`` and ``rule`` are codes (:data:`REGISTRY`, :data:`RULES`); ``wloc`` the local weights (P, P) of a
+    local family (:func:`local_weights`)."""
+    local = family >= 8
+    base = family - 8 if local else family
+    eps = 1.4901161193847656e-08 if rule >= 2 else 0.0  # the 2018 code's smoothing of EI and PI
     R = mu.shape[0]
     P = mu.shape[2]
     q = np.empty(P)
@@ -69,31 +143,35 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, p
             if t > 0 and y[r, t] > best:
                 best = y[r, t]
             c = choices[r, t + 1]
+            prev = choices[r, t]
             for p in range(P):
                 v = var[r, t, p]
                 s = math.sqrt(v)
                 ds = dvar[r, t, p] / (2.0 * s) if s > 0.0 else 0.0
                 m = mu[r, t, p]
                 dm = dmu[r, t, p]
-                if family == 0:
+                if base == 0:
                     qv = m + beta * s
                     qt = dm + beta * ds
                     qbv = s
-                elif family == 1:
-                    z = (m - best) / s
+                elif base == 1:
+                    z = (m - best + eps) / (s + eps)
+                    dz = dm / (s + eps) - (m - best + eps) * ds / ((s + eps) * (s + eps))
                     cdf = 0.5 * math.erfc(-z * _INV_SQRT2)
                     pdf = _INV_SQRT2PI * math.exp(-0.5 * z * z)
                     qv = (m - best) * cdf + s * pdf
-                    qt = cdf * dm + pdf * ds
+                    # d/dtheta of (m - y*) Phi(z) + s phi(z); the last term vanishes unless eps > 0
+                    qt = cdf * dm + pdf * ds + pdf * dz * ((m - best) - s * z)
                     qbv = 0.0
-                elif family == 2:
-                    z = (m - best) / s
+                elif base == 2:
+                    z = (m - best + eps) / (s + eps)
+                    dz = dm / (s + eps) - (m - best + eps) * ds / ((s + eps) * (s + eps))
                     cdf = 0.5 * math.erfc(-z * _INV_SQRT2)
                     pdf = _INV_SQRT2PI * math.exp(-0.5 * z * z)
                     qv = cdf
-                    qt = pdf / s * dm - pdf * z / s * ds
+                    qt = pdf * dz
                     qbv = 0.0
-                elif family == 3:
+                elif base == 3:
                     qv = m
                     qt = dm
                     qbv = 0.0
@@ -101,11 +179,17 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, p
                     qv = s
                     qt = ds
                     qbv = 0.0
-                if published and family != 1 and family != 2:
-                    if qv < 0.0001:
+                if rule > 0 and base != 1 and base != 2:
+                    # the published clamps: below 0.0001 (2020), below 0 (2018 grid), at or below 0 (2018 line)
+                    if (rule == 1 and qv < 0.0001) or (rule == 2 and qv < 0.0) or (rule == 3 and qv <= 0.0):
                         qv, qt, qbv = 0.0001, 0.0, 0.0
                     elif qv > 100.0:
                         qv, qt, qbv = 100.0, 0.0, 0.0
+                if local:
+                    w = wloc[prev, p]
+                    qv *= w
+                    qt *= w
+                    qbv *= w
                 q[p] = qv
                 qth[p] = qt
                 qb[p] = qbv
@@ -119,10 +203,10 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, p
                 se += e[p]
             lse = mx / tau + math.log(se)
             lp = q[c] / tau - lse
-            if published and lp < math.log(1e-5):
+            if rule > 0 and lp < math.log(1e-5):
                 tot += math.log(1e-5)
                 continue
-            if published and lp > math.log(0.99999):
+            if rule > 0 and lp > math.log(0.99999):
                 tot += math.log(0.99999)
                 continue
             tot += lp
@@ -144,56 +228,54 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, p
         grad[r, 2] = g2
 
 
-def choice_loglik(post, choices, y, family, beta, tau, *, lengths=None, published=False):
+def choice_loglik(post, choices, y, family, beta, tau, *, lengths=None, published=False, options=None):
     """Each round's log-likelihood of the choices 2..T and its gradient in (theta, beta, tau).
 
-    ``post`` is a surrogate's ``(mu, var, dmu, dvar)``; returns ``(ll (R,), grad (R, 3))``.
-    ``published=True`` is the authors' rule for their UCB-type models (clamped q and probabilities; their GP
-    gives zero variance at observed options), which EI and PI (a division by the standard deviation) lack.
+    ``post`` is a surrogate's ``(mu, var, dmu, dvar)``; returns ``(ll (R,), grad (R, 3))``. ``published``: the
+    choice rule (module docstring; ``"wu2020"``/``True`` refuses EI and PI, which its GP makes undefined).
+    ``options`` (an :class:`~ibo_pymc.tasks.gridsearch.options.OptionSet`): where the local families measure
+    distances (default the 8 x 8 grid).
     """
+    from ibo_pymc.tasks.gridsearch.options import GRID_8X8
+
     code = family_code(family) if isinstance(family, str) else int(family)
-    if published and code in (1, 2):
-        raise ValueError("the published choice rule (published=True) applies to UCB, mean and variance, not EI or PI")
+    rule = rule_code(published)
+    if rule == RULES["wu2020"] and code % LOCAL in (1, 2):
+        raise ValueError("the 2020 published choice rule applies to UCB, mean and variance, not EI or PI")
     mu, var, dmu, dvar = post
+    wloc = local_weights(options or GRID_8X8, published) if code >= LOCAL else NO_WEIGHTS
+    if code >= LOCAL and wloc.shape[0] != mu.shape[2]:
+        raise ValueError(f"the posterior has {mu.shape[2]} options, the option set {wloc.shape[0]}")
     choices = np.ascontiguousarray(choices, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=float)
     R = choices.shape[0]
     lengths = observation_lengths(choices, lengths)
     ll = np.empty(R)
     grad = np.empty((R, 3))
-    _loglik_kernel(
-        mu,
-        var,
-        dmu,
-        dvar,
-        choices,
-        y,
-        lengths,
-        code,
-        float(beta),
-        float(tau),
-        bool(published),
-        ll,
-        grad,
-    )
+    _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, code, float(beta), float(tau), rule, wloc, ll, grad)
     return ll, grad
 
 
-def choice_probabilities(mu, var, best, family, beta, tau):
-    """Softmax choice probabilities over the options (last axis) for arrays of posteriors (NumPy; plain rule)."""
+def choice_probabilities(mu, var, best, family, beta, tau, *, weights=None):
+    """Softmax choice probabilities over the options (last axis) for arrays of posteriors (NumPy; plain rule).
+    ``weights``: for a local family, the local weights from each decision's previous choice (same shape as
+    ``mu``; a row of :func:`local_weights`)."""
     from scipy import special, stats
 
     s = np.sqrt(var)
     best = np.asarray(best, float)
-    if family == "UCB":
+    base = base_family(family)
+    if base == "UCB":
         q = mu + beta * s
-    elif family in ("EI", "PI"):
+    elif base in ("EI", "PI"):
         z = (mu - best[..., None]) / s
-        q = (mu - best[..., None]) * stats.norm.cdf(z) + s * stats.norm.pdf(z) if family == "EI" else stats.norm.cdf(z)
-    elif family == "mean":
+        q = (mu - best[..., None]) * stats.norm.cdf(z) + s * stats.norm.pdf(z) if base == "EI" else stats.norm.cdf(z)
+    elif base == "mean":
         q = mu
-    elif family == "variance":
-        q = s
     else:
-        family_code(family)
+        q = s
+    if is_local(family):
+        if weights is None:
+            raise ValueError(f"{family}: a local family needs the weights of the previous choice (local_weights)")
+        q = q * weights
     return special.softmax(q / tau, axis=-1)

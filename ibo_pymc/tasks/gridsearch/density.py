@@ -14,7 +14,8 @@ gradient in ``x``. It serves
 
 Data buffer (float64): header ``[R, T, family, surrogate, n_dim, m_0, s_0, m_1, s_1, m_2, s_2, P]``, then
 the observations per round (R; a round shorter than T is padded), the choices (R*T), the rescaled rewards
-(R*T) and the options' squared distances (P*P; an :class:`~ibo_pymc.tasks.gridsearch.options.OptionSet`).
+(R*T), the options' squared distances (P*P; an :class:`~ibo_pymc.tasks.gridsearch.options.OptionSet`) and the
+local families' weights (P*P; :func:`~ibo_pymc.tasks.gridsearch.choice.local_weights`, ones for the others).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from ibo_pymc.engine.density import (
     compiled_nutpie_model,
     finish,
 )
-from ibo_pymc.tasks.gridsearch.choice import _loglik_kernel, family_code
+from ibo_pymc.tasks.gridsearch.choice import LOCAL, NO_WEIGHTS, _loglik_kernel, family_code, local_weights
 from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
 from ibo_pymc.tasks.gridsearch.surrogate import (
     BMT_PRIOR_VAR,
@@ -51,9 +52,10 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 
 @numba.njit(cache=True)
-def _round_loglik(choices, y, lengths, d2i, surrogate, family, theta, beta, tau, grad):
+def _round_loglik(choices, y, lengths, d2i, wloc, surrogate, family, theta, beta, tau, grad):
     """Per-round log-likelihood (R,) and its gradient (R, 3) in (theta, beta, tau); the plain choice rule.
-    ``lengths`` (R,) the observations of each round, ``d2i`` the options' squared distances (P, P)."""
+    ``lengths`` (R,) the observations of each round, ``d2i`` the options' squared distances (P, P), ``wloc`` the
+    local families' weights (P, P)."""
     R = choices.shape[0]
     if surrogate == 0:
         mu, var, dmu, dvar = _gp_all(choices, y, lengths, theta, d2i, NOISE, grad)
@@ -63,7 +65,7 @@ def _round_loglik(choices, y, lengths, d2i, surrogate, family, theta, beta, tau,
         dvar *= 2.0 * theta
     ll = np.empty(R)
     g = np.empty((R, 3))
-    _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, False, ll, g)
+    _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, 0, wloc, ll, g)
     return ll, g
 
 
@@ -76,6 +78,7 @@ def _unpack(buf):
     choices = np.empty((R, T), dtype=np.int64)
     y = np.empty((R, T))
     d2i = np.empty((P, P), dtype=np.int64)
+    wloc = np.empty((P, P))
     for r in range(R):
         lengths[r] = int(buf[_H + r])
     off = _H + R
@@ -87,11 +90,12 @@ def _unpack(buf):
     for i in range(P):
         for j in range(P):
             d2i[i, j] = int(buf[off + i * P + j])
-    return choices, y, lengths, d2i
+            wloc[i, j] = buf[off + P * P + i * P + j]
+    return choices, y, lengths, d2i, wloc
 
 
 @numba.njit(cache=True)
-def _density_at(x, buf, choices, y, lengths, d2i, out, grad):
+def _density_at(x, buf, choices, y, lengths, d2i, wloc, out, grad):
     family = int(buf[2])
     surrogate = int(buf[3])
     n_dim = int(buf[4])
@@ -102,7 +106,7 @@ def _density_at(x, buf, choices, y, lengths, d2i, out, grad):
     else:
         beta = 0.0
         tau = math.exp(x[1])
-    ll, g = _round_loglik(choices, y, lengths, d2i, surrogate, family, theta, beta, tau, grad)
+    ll, g = _round_loglik(choices, y, lengths, d2i, wloc, surrogate, family, theta, beta, tau, grad)
     total = 0.0
     for r in range(ll.shape[0]):
         total += ll[r]
@@ -132,19 +136,19 @@ def _density_at(x, buf, choices, y, lengths, d2i, out, grad):
 
 @numba.njit(cache=True, parallel=True)
 def _density_many(X, buf):
-    choices, y, lengths, d2i = _unpack(buf)
+    choices, y, lengths, d2i, wloc = _unpack(buf)
     out = np.empty(X.shape[0])
     for i in numba.prange(X.shape[0]):
         g = np.empty(X.shape[1])
-        out[i] = _density_at(X[i], buf, choices, y, lengths, d2i, g, False)
+        out[i] = _density_at(X[i], buf, choices, y, lengths, d2i, wloc, g, False)
     return out
 
 
 @numba.njit(cache=True, parallel=True)
-def _round_loglik_many(choices, y, lengths, d2i, surrogate, family, theta, beta, tau):
+def _round_loglik_many(choices, y, lengths, d2i, wloc, surrogate, family, theta, beta, tau):
     out = np.empty((theta.shape[0], choices.shape[0]))
     for i in numba.prange(theta.shape[0]):
-        out[i] = _round_loglik(choices, y, lengths, d2i, surrogate, family, theta[i], beta[i], tau[i], False)[0]
+        out[i] = _round_loglik(choices, y, lengths, d2i, wloc, surrogate, family, theta[i], beta[i], tau[i], False)[0]
     return out
 
 
@@ -158,10 +162,16 @@ def round_loglik_many(
         np.ascontiguousarray(y, dtype=float),
         observation_lengths(choices, lengths),
         options.sqdist,
+        _weights(family, options),
         SURROGATE_CODE[surrogate],
         family_code(family),
         *arr,
     )
+
+
+def _weights(family: str, options: OptionSet) -> np.ndarray:
+    """The local weights the kernel reads for ``family`` (the corrected distance; ones if it is not local)."""
+    return local_weights(options) if family_code(family) >= LOCAL else NO_WEIGHTS
 
 
 def pack(
@@ -182,6 +192,7 @@ def pack(
         choices.ravel(),
         np.asarray(y, float).ravel(),
         options.sqdist.ravel(),
+        (local_weights(options) if family_code(family) >= LOCAL else np.ones((options.size, options.size))).ravel(),
     ]
     return np.ascontiguousarray(np.concatenate([np.asarray(a, float) for a in parts]))
 
@@ -193,9 +204,9 @@ def log_density(buf: np.ndarray, X) -> np.ndarray:
 
 
 def log_density_grad(buf: np.ndarray, x) -> tuple[float, np.ndarray]:
-    choices, y, lengths, d2i = _unpack(buf)
+    choices, y, lengths, d2i, wloc = _unpack(buf)
     g = np.zeros(len(x))
-    return float(_density_at(np.asarray(x, float), buf, choices, y, lengths, d2i, g, True)), g
+    return float(_density_at(np.asarray(x, float), buf, choices, y, lengths, d2i, wloc, g, True)), g
 
 
 # ---------------------------------------------------------------- nutpie: a cached C callback
@@ -204,7 +215,7 @@ def log_density_grad(buf: np.ndarray, x) -> tuple[float, np.ndarray]:
 @numba.njit(cache=True)
 def _buffer_size(head):
     R, T, P = int(head[0]), int(head[1]), int(head[11])
-    return _H + R + 2 * R * T + P * P
+    return _H + R + 2 * R * T + 2 * P * P
 
 
 @numba.cfunc(LOGP_SIGNATURE, cache=True, error_model="numpy")
@@ -216,8 +227,8 @@ def _logp_cfunc(dim, x_, out_, logp_, user_data_):
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (dim,))
     logp = numba.carray(logp_, (1,))
-    choices, y, lengths, d2i = _unpack(buf)
-    return finish(_density_at(x, buf, choices, y, lengths, d2i, out, True), out, logp)
+    choices, y, lengths, d2i, wloc = _unpack(buf)
+    return finish(_density_at(x, buf, choices, y, lengths, d2i, wloc, out, True), out, logp)
 
 
 @numba.cfunc(EXPAND_SIGNATURE, cache=True, error_model="numpy")
@@ -265,6 +276,7 @@ class GridLogLik(Op):
         self.family = family
         self.options = options
         self._codes = (SURROGATE_CODE[surrogate], family_code(family))
+        self._weights = _weights(family, options)
 
     def make_node(self, choices, y, theta, beta, tau, lengths=None):
         choices = pt.as_tensor_variable(choices, dtype="int64")
@@ -284,6 +296,7 @@ class GridLogLik(Op):
             y,
             np.ascontiguousarray(lengths),
             self.options.sqdist,
+            self._weights,
             self._codes[0],
             self._codes[1],
             float(theta),
@@ -311,11 +324,13 @@ try:  # the Numba backend calls the same kernel
     @register_funcify_default_op_cache_key(GridLogLik)
     def _numba_grid_loglik(op, node=None, **kwargs):
         s_code, f_code = op._codes
-        d2i = op.options.sqdist
+        d2i, wloc = op.options.sqdist, op._weights
 
         @numba.njit
         def grid_loglik_numba(choices, y, theta, beta, tau, lengths):
-            return _round_loglik(choices, y, lengths, d2i, s_code, f_code, theta.item(), beta.item(), tau.item(), True)
+            return _round_loglik(
+                choices, y, lengths, d2i, wloc, s_code, f_code, theta.item(), beta.item(), tau.item(), True
+            )
 
         return grid_loglik_numba
 except ImportError:  # pragma: no cover

@@ -46,5 +46,5 @@ def posterior(
 def loglik(choices, y, surrogate, family, theta, beta, tau, *, grad=False, published=False, options=GRID_8X8):
     """Per-round log-likelihood (R,) and, with ``grad``, its gradient (R, 3) in (theta, beta, tau)."""
     post = posterior(choices, y, surrogate, theta, grad=grad, published=published, options=options)
-    ll, g = choice_loglik(post, choices, y, family, beta, tau, published=published)
+    ll, g = choice_loglik(post, choices, y, family, beta, tau, published=published, options=options)
     return (ll, g) if grad else ll

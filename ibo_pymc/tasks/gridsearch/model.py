@@ -50,7 +50,7 @@ from ibo_pymc.engine.model import IBOModelBase
 from ibo_pymc.engine.priors import LogNormalPrior
 from ibo_pymc.errors import InputError
 from ibo_pymc.tasks.gridsearch import density
-from ibo_pymc.tasks.gridsearch.choice import FAMILIES, HAS_BETA
+from ibo_pymc.tasks.gridsearch.choice import FAMILIES, HAS_BETA, REGISTRY
 from ibo_pymc.tasks.gridsearch.data import PAD, GridRounds
 from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME
 from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
@@ -85,10 +85,10 @@ class GridSearchConfig(EngineConfig):
         super().__post_init__()
         if self.surrogate not in THETA_NAME:
             raise InputError(f"unknown surrogate {self.surrogate!r}; expected GP or BMT", field="surrogate")
-        bad = [f for f in self.families if f not in FAMILIES]
+        bad = [f for f in self.families if f not in REGISTRY]
         if bad or not self.families or len(set(self.families)) != len(self.families):
             raise InputError(
-                f"families must be distinct names out of {', '.join(FAMILIES)}; got {self.families}", field="families"
+                f"families must be distinct names out of {', '.join(REGISTRY)}; got {self.families}", field="families"
             )
 
     def names(self, family: str) -> list[str]:
@@ -154,20 +154,23 @@ class GridSearchModel(IBOModelBase):
         """Choices drawn at each parameter point, every trial given the participant's own earlier choices and
         rewards of the round (the plain choice rule, as fitted); a round's first choice is not modelled and
         stays the observed one, and the padding after a shorter round stays padding."""
-        from ibo_pymc.tasks.gridsearch.choice import choice_probabilities
+        from ibo_pymc.tasks.gridsearch.choice import choice_probabilities, is_local, local_weights
         from ibo_pymc.tasks.gridsearch.likelihood import posterior
 
         gr = self.obs
         theta = params[THETA_NAME[self.config.surrogate]]
         beta = params["beta"] if family in HAS_BETA else np.zeros(len(theta))
         best = np.maximum.accumulate(gr.y, axis=1)[:, :-1]  # the best reward before each modelled choice
+        # a local family's weights from the previous choice of each modelled choice (padding: any row, unused)
+        weights = local_weights(gr.options)[gr.choices[:, :-1]] if is_local(family) else None
         out = np.empty((len(theta), *gr.choices.shape), np.int64)
         out[:, :, 0] = gr.choices[:, 0]
         for i in range(len(theta)):
             mu, var, _, _ = posterior(
                 gr.choices, gr.y, self.config.surrogate, float(theta[i]), lengths=gr.lengths, options=gr.options
             )
-            cum = np.cumsum(choice_probabilities(mu, var, best, family, beta[i], params["tau"][i]), axis=-1)
+            probs = choice_probabilities(mu, var, best, family, beta[i], params["tau"][i], weights=weights)
+            cum = np.cumsum(probs, axis=-1)
             u = rng.random(cum.shape[:-1] + (1,)) * cum[..., -1:]
             out[i, :, 1:] = np.minimum((cum < u).sum(axis=-1), cum.shape[-1] - 1)
         if gr.lengths is not None:

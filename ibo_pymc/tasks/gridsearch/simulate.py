@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ibo_pymc.engine.priors import LogNormalPrior
-from ibo_pymc.tasks.gridsearch.choice import HAS_BETA, choice_probabilities
+from ibo_pymc.tasks.gridsearch.choice import HAS_BETA, choice_probabilities, is_local, local_weights
 from ibo_pymc.tasks.gridsearch.data import GridRounds, rescale
 from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME, posterior
 from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
@@ -62,6 +62,7 @@ def simulate_participant(
     choices = np.zeros((rounds, trials), dtype=np.int64)
     z = np.zeros((rounds, trials))
     beta = truth.beta if truth.family in HAS_BETA else 0.0
+    wloc = local_weights(options) if is_local(truth.family) else None
     for r, e in enumerate(env_ids):
         for t in range(trials):
             if t == 0:
@@ -70,7 +71,8 @@ def simulate_participant(
                 ch, y = choices[r : r + 1, : t + 1], rescale(z[r : r + 1, : t + 1])
                 mu, var, _, _ = posterior(ch, y, truth.surrogate, truth.theta, options=options)
                 best = np.asarray(y[0, :t].max())
-                p = choice_probabilities(mu[0, t - 1], var[0, t - 1], best, truth.family, beta, truth.tau)
+                w = None if wloc is None else wloc[choices[r, t - 1]]
+                p = choice_probabilities(mu[0, t - 1], var[0, t - 1], best, truth.family, beta, truth.tau, weights=w)
                 c = int(rng.choice(n_opt, p=p / p.sum()))
             choices[r, t] = c
             z[r, t] = np.round(100.0 * environments[e, c] + REWARD_NOISE_SD * rng.standard_normal())

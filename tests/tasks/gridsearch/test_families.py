@@ -1,0 +1,229 @@
+"""The acquisition families' local variants and the 2018 published choice rule (issue 32), each against a direct
+NumPy implementation written from the study's own description (``../shared/data/gridsearch2018/README.md``), with
+gradients against central differences and the Bayesian density's front ends against each other."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from ibo_pymc.tasks.gridsearch import density
+from ibo_pymc.tasks.gridsearch.choice import (
+    ACQUISITIONS,
+    EPS_2018,
+    HAS_BETA,
+    REGISTRY,
+    base_family,
+    choice_loglik,
+    choice_probabilities,
+    is_local,
+    local_weights,
+    rule_code,
+)
+from ibo_pymc.tasks.gridsearch.likelihood import loglik
+from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
+from ibo_pymc.tasks.gridsearch.surrogate import gp_posterior
+
+LINE, GRID11 = OptionSet.grid(30, 1), OptionSet.grid(11, 11)
+
+
+def _rounds(options, seed=4, shape=(3, 10)):
+    rng = np.random.default_rng(seed)
+    ch = rng.integers(0, options.size, shape)
+    ch[0, 3] = ch[0, 2]  # a repeated click: distance 0 from the previous one
+    ch[1, 5] = ch[1, 4] + 1 if ch[1, 4] + 1 < options.size else ch[1, 4] - 1
+    return ch, rng.uniform(-0.5, 0.5, shape)
+
+
+def _reference(ch, y, mu, var, family, beta, tau, *, rule="plain", options=GRID_8X8):
+    """The choice rule written out as the study describes it (README), one decision at a time."""
+    base, local = family.removeprefix("L-"), family.startswith("L-")
+    eps = EPS_2018 if rule.startswith("wu2018") else 0.0
+    total = np.zeros(len(ch))
+    for r in range(len(ch)):
+        for t in range(ch.shape[1] - 1):
+            m, s = mu[r, t], np.sqrt(var[r, t])
+            best = y[r, : t + 1].max()
+            with np.errstate(divide="ignore"):  # z of a zero sd: only where EI and PI are not asked for
+                z = (m - best + eps) / (s + eps)
+            q = {
+                "UCB": m + beta * s,
+                "EI": (m - best) * stats.norm.cdf(z) + s * stats.norm.pdf(z),
+                "PI": stats.norm.cdf(z),
+                "mean": m,
+                "variance": s,
+            }[base].copy()
+            if base in ("UCB", "mean", "variance") and rule != "plain":
+                low = {"wu2020": q < 1e-4, "wu2018": q < 0, "wu2018-line": q <= 0}[rule]
+                q[low] = 1e-4
+                q[q > 100] = 100
+            if local:
+                prev = ch[r, t]
+                if rule == "wu2018-line":  # the line code: options numbered 1..30 against the previous 0..29
+                    d = np.abs(np.arange(1, options.size + 1) - prev)
+                else:
+                    d = np.abs(options.coords - options.coords[prev]).sum(1)
+                q = q / np.where(d == 0, 1, d)
+            p = special.softmax(q / tau)[ch[r, t + 1]]
+            if rule != "plain":
+                p = min(max(p, 1e-5), 0.99999)
+            total[r] += np.log(p)
+    return total
+
+
+def test_the_registry_names_a_local_variant_of_every_family():
+    assert set(REGISTRY) == set(ACQUISITIONS) | {"L-" + f for f in ACQUISITIONS}
+    assert base_family("L-PI") == "PI" and is_local("L-PI") and not is_local("PI") and "L-UCB" in HAS_BETA
+    with pytest.raises(ValueError, match="unknown acquisition family 'L-foo'"):
+        base_family("L-foo")
+    with pytest.raises(ValueError, match="unknown choice rule 'wu2019'"):
+        rule_code("wu2019")
+
+
+def test_local_weights():
+    """1 / Manhattan distance from the previous option, 0 counted as 1; the 2018 line code's is shifted by one."""
+    w = local_weights(GRID11)
+    assert w[0, 0] == 1 and w[0, GRID11.index(3, 4)] == pytest.approx(1 / 7) and w[5, 5] == 1
+    shifted = local_weights(LINE, "wu2018-line")
+    # from option 4 the code's distances are |j + 1 - 4|: option 3 at 0 (so 1), option 4 at 1, option 9 at 6
+    assert shifted[4, 3] == 1 and shifted[4, 4] == 1 and shifted[4, 9] == pytest.approx(1 / 6)
+    np.testing.assert_array_equal(local_weights(LINE, "wu2018"), local_weights(LINE))
+
+
+@pytest.mark.parametrize("options", [GRID_8X8, LINE, GRID11], ids=["8x8", "line", "11x11"])
+@pytest.mark.parametrize("family", [f for f in REGISTRY if f.startswith("L-")])
+def test_local_families_value_and_gradient(options, family):
+    ch, y = _rounds(options)
+    theta, beta, tau = 1.1, 0.3, 0.07
+    ll, g = loglik(ch, y, "GP", family, theta, beta, tau, grad=True, options=options)
+    mu, var, _, _ = gp_posterior(ch, y, theta, options=options)
+    np.testing.assert_allclose(ll, _reference(ch, y, mu, var, family, beta, tau, options=options), atol=1e-9)
+    # weighting changes the likelihood (the test would pass for a kernel that ignored the weights otherwise)
+    assert not np.allclose(ll, loglik(ch, y, "GP", base_family(family), theta, beta, tau, options=options))
+    x, h = np.array([theta, beta, tau]), 1e-6
+    for j in range(3):
+        e = np.zeros(3)
+        e[j] = h
+        num = (
+            loglik(ch, y, "GP", family, *(x + e), options=options).sum()
+            - loglik(ch, y, "GP", family, *(x - e), options=options).sum()
+        ) / (2 * h)
+        assert g.sum(0)[j] == pytest.approx(num, rel=1e-5, abs=1e-5), j
+
+
+def _edge_posterior(ch, y, options, seed=9):
+    """A posterior with the clamps' edge cases: UCB, mean and variance values exactly 0, in (0, 1e-4), negative
+    and above 100 (what a fitted GP rarely shows, but the rules differ on)."""
+    rng = np.random.default_rng(seed)
+    R, T = ch.shape
+    mu = rng.normal(0.0, 0.4, (R, T - 1, options.size))
+    var = rng.uniform(1e-4, 1.0, mu.shape)
+    mu[:, :, 0], var[:, :, 0] = 0.0, 0.0  # q exactly 0 under every one of UCB, mean, variance
+    mu[:, :, 1], var[:, :, 1] = 5e-5, 1e-10  # q in (0, 1e-4)
+    mu[:, :, 2] = 150.0  # above the upper clamp
+    dmu, dvar = rng.normal(0, 0.1, mu.shape), rng.normal(0, 0.01, mu.shape)
+    return mu, var, dmu, dvar
+
+
+@pytest.mark.parametrize("rule", ["wu2018", "wu2018-line", "wu2020"])
+@pytest.mark.parametrize("family", ["UCB", "mean", "variance", "EI", "PI", "L-UCB", "L-mean", "L-EI"])
+def test_published_rules_against_the_description(rule, family):
+    if rule == "wu2020" and base_family(family) in ("EI", "PI"):
+        with pytest.raises(ValueError, match="not EI or PI"):
+            choice_loglik(_edge_posterior(*_rounds(LINE), LINE), *_rounds(LINE), family, 0.3, 0.05, published=rule)
+        return
+    options = LINE if rule == "wu2018-line" else GRID11
+    ch, y = _rounds(options)
+    ch[:, 1::3] = np.arange(3)[:, None]  # choose the edge options often
+    post = _edge_posterior(ch, y, options)
+    ll, _ = choice_loglik(post, ch, y, family, 0.3, 0.05, published=rule, options=options)
+    want = _reference(ch, y, post[0], post[1], family, 0.3, 0.05, rule=rule, options=options)
+    np.testing.assert_allclose(ll, want, atol=1e-10)
+
+
+def test_the_2018_rules_differ_where_the_description_says():
+    """At a value of exactly 0 the line's rule clamps (<= 0) and the grid's does not (< 0); in (0, 1e-4) the 2020
+    rule clamps and the 2018 ones do not; PI stays defined at a zero standard deviation with the smoothing."""
+    ch, y = _rounds(LINE)
+    ch[:, 1:] = np.arange(ch.shape[1] - 1) % 2  # options 0 (mean exactly 0) and 1 (mean 5e-5) chosen in turn
+    mu, var, dmu, dvar = _edge_posterior(ch, y, LINE)
+    mu[:, :, 2:] = np.random.default_rng(1).uniform(2e-4, 5e-4, mu[:, :, 2:].shape)
+    got = {r: choice_loglik((mu, var, dmu, dvar), ch, y, "mean", 0, 1e-4, published=r)[0] for r in RULES_ALL}
+    assert not np.allclose(got["wu2018"], got["wu2018-line"]) and not np.allclose(got["wu2018"], got["wu2020"])
+    # the code's GP gives the first observed option variance 0: the smoothing keeps PI defined there (z = 1)
+    post = gp_posterior(ch, y, 0.5, grad=True, published=True, options=LINE)
+    assert np.isfinite(choice_loglik(post, ch, y, "PI", 0, 0.05, published="wu2018-line")[0]).all()
+    with pytest.raises(ZeroDivisionError):
+        choice_loglik(post, ch, y, "PI", 0, 0.05)
+    # where every sd is positive the smoothing is negligible
+    post = gp_posterior(ch, y, 0.5, grad=True, options=LINE)
+    plain = choice_loglik(post, ch, y, "PI", 0, 0.05)[0]
+    np.testing.assert_allclose(choice_loglik(post, ch, y, "PI", 0, 0.05, published="wu2018")[0], plain, rtol=1e-5)
+
+
+RULES_ALL = ("wu2018", "wu2018-line", "wu2020")
+
+
+@pytest.mark.parametrize("family", ["EI", "PI", "L-EI"])
+def test_smoothed_improvement_gradient(family):
+    """The 2018 rule's EI and PI (z with the code's eps) differentiate like their values."""
+    ch, y = _rounds(GRID11)
+    x, h = np.array([0.9, 0.0, 0.05]), 1e-6
+
+    def total(th, t):
+        return loglik(ch, y, "GP", family, th, 0.0, t, published="wu2018", options=GRID11).sum()
+
+    _, g = loglik(ch, y, "GP", family, *x, grad=True, published="wu2018", options=GRID11)
+    assert g.sum(0)[0] == pytest.approx((total(x[0] + h, x[2]) - total(x[0] - h, x[2])) / (2 * h), rel=1e-5)
+    assert g.sum(0)[2] == pytest.approx((total(x[0], x[2] + h) - total(x[0], x[2] - h)) / (2 * h), rel=1e-5)
+
+
+def test_probabilities_of_a_local_family():
+    """The simulator's probabilities: the base family's values times the previous choice's weights."""
+    ch, y = _rounds(GRID11)
+    mu, var, _, _ = gp_posterior(ch, y, 1.2, options=GRID11)
+    best = np.maximum.accumulate(y, axis=1)[:, :-1]
+    w = local_weights(GRID11)[ch[:, :-1]]
+    p = choice_probabilities(mu, var, best, "L-UCB", 0.4, 0.05, weights=w)
+    np.testing.assert_allclose(p, special.softmax((mu + 0.4 * np.sqrt(var)) * w / 0.05, axis=-1))
+    ll = np.log(np.take_along_axis(p, ch[:, 1:, None], -1)[..., 0]).sum(1)
+    np.testing.assert_allclose(ll, loglik(ch, y, "GP", "L-UCB", 1.2, 0.4, 0.05, options=GRID11), atol=1e-9)
+    with pytest.raises(ValueError, match="needs the weights"):
+        choice_probabilities(mu, var, best, "L-UCB", 0.4, 0.05)
+
+
+@pytest.mark.parametrize("family", ["L-UCB", "L-PI"])
+def test_the_bayesian_density_of_a_local_family(family):
+    """The data buffer carries the local weights: the density, the nutpie callback, the per-draw log-likelihood
+    and the PyTensor Op give the likelihood of ``loglik``."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    ch, y = _rounds(GRID11)
+    th, b, t = 1.3, 0.4, 0.06
+    want = loglik(ch, y, "GP", family, th, b, t, options=GRID11)
+    got = density.round_loglik_many(ch, y, "GP", family, [th], [b], [t], options=GRID11)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    ucb = family == "L-UCB"
+    prior = np.array([[0.0, 1.0], *([[-1.6, 1.5]] if ucb else []), [-3.0, 1.5]])
+    buf = density.pack(ch, y, "GP", family, prior, options=GRID11)
+    x = np.log([th, b, t] if ucb else [th, t])
+    v, g = density.log_density_grad(buf, x)
+    z = (x - prior[:, 0]) / prior[:, 1]
+    assert v == pytest.approx(want.sum() + (-0.5 * z**2 - np.log(prior[:, 1]) - 0.5 * np.log(2 * np.pi)).sum())
+    out, logp = np.zeros(len(x)), np.zeros(1)
+    dbl = ctypes.POINTER(ctypes.c_double)
+    rc = density._logp_cfunc.ctypes(
+        len(x),
+        x.ctypes.data_as(dbl),
+        out.ctypes.data_as(dbl),
+        logp.ctypes.data_as(dbl),
+        buf.ctypes.data_as(ctypes.c_void_p),
+    )
+    assert rc == 0 and logp[0] == pytest.approx(v, rel=1e-12) and np.allclose(out, g, rtol=1e-12)
+    thv = pt.dscalar("th")
+    ll, _ = density.GridLogLik("GP", family, GRID11)(pt.as_tensor(ch), pt.as_tensor(y), thv, b, t)
+    np.testing.assert_allclose(pytensor.function([thv], ll, mode="FAST_COMPILE")(th), want, rtol=1e-10)
