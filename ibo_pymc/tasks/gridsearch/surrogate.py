@@ -41,6 +41,8 @@ from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
 
 #: the GP's observation noise variance (fixed, as in the published models)
 NOISE = 1e-4
+#: the 2018 GP code's posterior variance at the one observed option (:func:`gp_posterior`, ``published``)
+PUBLISHED_FIRST_VAR = float(np.finfo(float).eps)
 #: the Bayesian mean tracker's prior variance
 BMT_PRIOR_VAR = 5.0
 
@@ -246,21 +248,31 @@ def gp_posterior(
     ``dmu``, ``dvar`` are the derivatives in ``lam`` (zeros unless ``grad``).
     ``lengths`` (R,) the observations per round (default: all T).
 
-    ``published=True`` reproduces one detail of the published GP code: with a
+    ``published`` (a choice rule of :data:`~ibo_pymc.tasks.gridsearch.choice.RULES`, true but
+    for ``"plain"``) reproduces one detail of the published GP code: with a
     single observation, the option observed gets the noise added to its
     cross-covariance too (the kernel adds it whenever its two inputs are
-    identical), so its posterior is mean = the observed reward, variance 0.
+    identical), so its posterior is mean = the observed reward and variance
+    ``(1 + n) - (1 + n)^2 / (1 + n)``, zero but for rounding. The 2018 code computes it
+    as ``-2^-52`` (through the inverse of the Cholesky factor) and takes its absolute
+    value, so under ``"wu2018"`` and ``"wu2018-line"`` the variance is machine epsilon
+    and the standard deviation ``sqrt(machine epsilon)``, which that code's probability
+    of improvement, whose ``z`` adds the same ``sqrt(machine epsilon)`` to the standard
+    deviation, turns into ``z = 1/2`` at that option (with 0, PI misses the authors'
+    saved per-fold results by up to 1.5 nats; with it, they agree to 1e-8). Under
+    ``"wu2020"`` (``True``) it is 0, as the 2020 reproduction was validated and made
+    with; its families (UCB, mean, variance) move by 1e-8 at most between the two.
     """
     choices = np.ascontiguousarray(choices, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=float)
     mu, var, dmu, dvar = _gp_all(
         choices, y, observation_lengths(choices, lengths), float(lam), options.sqdist, float(noise), bool(grad)
     )
-    if published and choices.shape[1] > 1:
+    if published and published != "plain" and choices.shape[1] > 1:
         rows = np.arange(choices.shape[0])
         first = choices[:, 0]
         mu[rows, 0, first] = y[:, 0]
-        var[rows, 0, first] = 0.0
+        var[rows, 0, first] = PUBLISHED_FIRST_VAR if str(published).startswith("wu2018") else 0.0
         dmu[rows, 0, first] = 0.0
         dvar[rows, 0, first] = 0.0
     return mu, var, dmu, dvar

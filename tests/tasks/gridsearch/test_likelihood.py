@@ -48,9 +48,15 @@ def test_published_gp_detail(data):
     mu0, var0, _, _ = gp_posterior(ch, y, 0.8)
     r = np.arange(len(ch))
     assert np.allclose(mu[r, 0, ch[:, 0]], y[:, 0]) and np.all(var[r, 0, ch[:, 0]] == 0)
+    # the 2018 code's variance there is |(1 + n) - (1 + n) (1 / sqrt(1 + n))^2 (1 + n)| in floating point: 2^-52
+    k = 1.0 + NOISE
+    assert abs(k - (k * ((1 / np.sqrt(k)) * (1 / np.sqrt(k)))) * k) == np.finfo(float).eps
     keep = np.ones_like(mu, bool)
     keep[r, 0, ch[:, 0]] = False
     assert np.array_equal(mu[keep], mu0[keep])
+    for rule in ("wu2018", "wu2018-line"):
+        v18 = gp_posterior(ch, y, 0.8, published=rule)[1]
+        assert np.all(v18[r, 0, ch[:, 0]] == np.finfo(float).eps) and np.array_equal(v18[keep], var[keep])
 
 
 def test_bmt_equals_kalman_updates(data):
