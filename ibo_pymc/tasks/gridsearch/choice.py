@@ -13,7 +13,24 @@ EI       ``q = (mu - y*) Phi(z) + s phi(z)``     --
 PI       ``q = Phi(z)``                          --
 mean     ``q = mu`` (pure exploitation)          --
 variance ``q = s`` (pure exploration)            --
+PMU      ``q = P(the option's reward is largest)`` --
 ======== ======================================= ==========
+
+PMU, the probability of maximum utility (Wu et al. 2018), is the probability
+that an option's reward is the largest, the options' rewards drawn
+independently from their posteriors. The published code estimates it by
+sampling every option 1000 times and counting wins, with fresh draws at every
+evaluation, so its likelihood is random and flat between jumps. Here it is the
+conditional (Rao-Blackwellised) Monte Carlo estimate on fixed draws
+(:func:`pmu_draws`: :data:`PMU_DRAWS` standard normal vectors, one seed for
+every fit): ``q_j = mean_s Phi((mu_j - M_js) / s_j)``, ``M_js`` the largest
+other option's draw ``mu_i + s_i eps_si`` in draw ``s``. The model is then
+deterministic given those random numbers, continuous in its parameters (with
+kinks where a draw's largest competitor changes), with the gradient of the
+estimate. Its error against the exact probability (adaptive quadrature) is
+measured in the tests at :data:`PMU_DRAWS` = 1000: below 0.02, 0.003 on average
+over the likeliest options (about 1.5 ms per decision among 121 options). It is not a default family of a
+fit: a fit's likelihood then costs about 1 s per evaluation on the 11 x 11 grid.
 
 Each has a *local* variant (Wu et al. 2018), named with the prefix ``L-``
 (``L-UCB``, ...): ``q`` times the inverse Manhattan distance from the option
@@ -45,6 +62,7 @@ parameter, beta, tau), given the surrogate's derivatives ``dmu``, ``dvar``.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
@@ -53,7 +71,7 @@ import numpy as np
 from ibo_pymc.tasks.gridsearch.surrogate import observation_lengths
 
 #: the acquisition functions -> the kernel's code
-ACQUISITIONS = {"UCB": 0, "EI": 1, "PI": 2, "mean": 3, "variance": 4}
+ACQUISITIONS = {"UCB": 0, "EI": 1, "PI": 2, "mean": 3, "variance": 4, "PMU": 5}
 #: a local variant's code: its base family's plus this
 LOCAL = 8
 #: the prefix of a local variant's name
@@ -61,7 +79,10 @@ LOCAL_PREFIX = "L-"
 #: every family the kernel knows: name -> code
 REGISTRY = {**ACQUISITIONS, **{LOCAL_PREFIX + k: v + LOCAL for k, v in ACQUISITIONS.items()}}
 #: the families of a fit by default (Wu et al. 2020's five; name -> code)
-FAMILIES = dict(ACQUISITIONS)
+FAMILIES = {k: v for k, v in ACQUISITIONS.items() if k != "PMU"}
+#: PMU's number of draws, and the seed of its draws (module docstring)
+PMU_DRAWS = 1000
+PMU_SEED = 2018
 #: families with the exploration bonus beta
 HAS_BETA = {"UCB", LOCAL_PREFIX + "UCB"}
 #: the choice rules: ``published`` value -> the kernel's code (module docstring)
@@ -117,22 +138,80 @@ def local_weights(options, published=False) -> np.ndarray:
 
 #: the weights a kernel gets when its family is not local (never read)
 NO_WEIGHTS = np.ones((1, 1))
+#: the draws a kernel gets when its family is not PMU (never read)
+NO_DRAWS = np.zeros((1, 1))
+
+
+@functools.lru_cache(maxsize=8)
+def pmu_draws(n_options: int) -> np.ndarray:
+    """PMU's fixed standard normal draws (:data:`PMU_DRAWS`, ``n_options``), the same for every fit (seeded by
+    :data:`PMU_SEED`); read-only."""
+    eps = np.random.default_rng(PMU_SEED).standard_normal((PMU_DRAWS, n_options))
+    eps.setflags(write=False)
+    return eps
+
+
+def family_draws(family, n_options: int) -> np.ndarray:
+    """What the kernel reads as ``eps`` for ``family`` (a name or a code): PMU's draws, else a placeholder."""
+    code = family_code(family) if isinstance(family, str) else int(family)
+    return pmu_draws(n_options) if code % LOCAL == ACQUISITIONS["PMU"] else NO_DRAWS
 
 
 @numba.njit(cache=True)
-def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, rule, wloc, ll, grad):
+def _pmu(m, v, dm, dv, eps, q, qt):
+    """PMU of every option at one decision (module docstring): ``q[j]`` and its derivative ``qt[j]`` in the
+    surrogate's parameter, from the options' posterior means ``m``, variances ``v``, their derivatives and the
+    fixed draws ``eps`` (S, P)."""
+    S, P = eps.shape
+    sd = np.empty(P)
+    dsd = np.empty(P)
+    for i in range(P):
+        sd[i] = math.sqrt(v[i])
+        dsd[i] = dv[i] / (2.0 * sd[i]) if sd[i] > 0.0 else 0.0
+        q[i] = 0.0
+        qt[i] = 0.0
+    for n in range(S):
+        # the largest and second largest draw, and whose they are
+        top, second, k1, k2 = -math.inf, -math.inf, 0, 0
+        for i in range(P):
+            x = m[i] + sd[i] * eps[n, i]
+            if x > top:
+                second, k2 = top, k1
+                top, k1 = x, i
+            elif x > second:
+                second, k2 = x, i
+        for j in range(P):
+            mx, k = (second, k2) if j == k1 else (top, k1)
+            if sd[j] == 0.0:
+                q[j] += 1.0 if m[j] > mx else (0.5 if m[j] == mx else 0.0)
+                continue
+            a = (m[j] - mx) / sd[j]
+            if a < -8.5:  # Phi(a) < 1e-17: nothing to add
+                continue
+            q[j] += 0.5 * math.erfc(-a * _INV_SQRT2)
+            dmx = dm[k] + dsd[k] * eps[n, k]
+            qt[j] += _INV_SQRT2PI * math.exp(-0.5 * a * a) / sd[j] * (dm[j] - dmx - a * dsd[j])
+    for j in range(P):
+        q[j] /= S
+        qt[j] /= S
+
+
+@numba.njit(cache=True)
+def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, rule, wloc, eps, ll, grad):
     """Per round r: ``ll[r]`` and ``grad[r] = d ll[r] / d (theta, beta, tau)`` (theta: the surrogate's parameter).
     ``family`` and ``rule`` are codes (:data:`REGISTRY`, :data:`RULES`); ``wloc`` the local weights (P, P) of a
-    local family (:func:`local_weights`)."""
+    local family (:func:`local_weights`), ``eps`` PMU's draws (:func:`pmu_draws`)."""
     local = family >= 8
     base = family - 8 if local else family
-    eps = 1.4901161193847656e-08 if rule >= 2 else 0.0  # the 2018 code's smoothing of EI and PI
+    smooth = 1.4901161193847656e-08 if rule >= 2 else 0.0  # the 2018 code's smoothing of EI and PI
     R = mu.shape[0]
     P = mu.shape[2]
     q = np.empty(P)
     e = np.empty(P)
     qth = np.empty(P)
     qb = np.empty(P)
+    pq = np.empty(P)
+    pqt = np.empty(P)
     for r in range(R):
         tot = 0.0
         g0 = 0.0
@@ -144,6 +223,8 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
                 best = y[r, t]
             c = choices[r, t + 1]
             prev = choices[r, t]
+            if base == 5:
+                _pmu(mu[r, t], var[r, t], dmu[r, t], dvar[r, t], eps, pq, pqt)
             for p in range(P):
                 v = var[r, t, p]
                 s = math.sqrt(v)
@@ -155,17 +236,17 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
                     qt = dm + beta * ds
                     qbv = s
                 elif base == 1:
-                    z = (m - best + eps) / (s + eps)
-                    dz = dm / (s + eps) - (m - best + eps) * ds / ((s + eps) * (s + eps))
+                    z = (m - best + smooth) / (s + smooth)
+                    dz = dm / (s + smooth) - (m - best + smooth) * ds / ((s + smooth) * (s + smooth))
                     cdf = 0.5 * math.erfc(-z * _INV_SQRT2)
                     pdf = _INV_SQRT2PI * math.exp(-0.5 * z * z)
                     qv = (m - best) * cdf + s * pdf
-                    # d/dtheta of (m - y*) Phi(z) + s phi(z); the last term vanishes unless eps > 0
+                    # d/dtheta of (m - y*) Phi(z) + s phi(z); the last term vanishes unless smooth > 0
                     qt = cdf * dm + pdf * ds + pdf * dz * ((m - best) - s * z)
                     qbv = 0.0
                 elif base == 2:
-                    z = (m - best + eps) / (s + eps)
-                    dz = dm / (s + eps) - (m - best + eps) * ds / ((s + eps) * (s + eps))
+                    z = (m - best + smooth) / (s + smooth)
+                    dz = dm / (s + smooth) - (m - best + smooth) * ds / ((s + smooth) * (s + smooth))
                     cdf = 0.5 * math.erfc(-z * _INV_SQRT2)
                     pdf = _INV_SQRT2PI * math.exp(-0.5 * z * z)
                     qv = cdf
@@ -175,11 +256,15 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
                     qv = m
                     qt = dm
                     qbv = 0.0
-                else:
+                elif base == 4:
                     qv = s
                     qt = ds
                     qbv = 0.0
-                if rule > 0 and base != 1 and base != 2:
+                else:
+                    qv = pq[p] + (0.0001 if rule >= 2 else 0.0)  # the 2018 code adds 0.0001 to PMU
+                    qt = pqt[p]
+                    qbv = 0.0
+                if rule > 0 and (base == 0 or base == 3 or base == 4):
                     # the published clamps: below 0.0001 (2020), below 0 (2018 grid), at or below 0 (2018 line)
                     if (rule == 1 and qv < 0.0001) or (rule == 2 and qv < 0.0) or (rule == 3 and qv <= 0.0):
                         qv, qt, qbv = 0.0001, 0.0, 0.0
@@ -240,8 +325,8 @@ def choice_loglik(post, choices, y, family, beta, tau, *, lengths=None, publishe
 
     code = family_code(family) if isinstance(family, str) else int(family)
     rule = rule_code(published)
-    if rule == RULES["wu2020"] and code % LOCAL in (1, 2):
-        raise ValueError("the 2020 published choice rule applies to UCB, mean and variance, not EI or PI")
+    if rule == RULES["wu2020"] and code % LOCAL in (1, 2, 5):
+        raise ValueError("the 2020 published choice rule applies to UCB, mean and variance, not EI, PI or PMU")
     mu, var, dmu, dvar = post
     wloc = local_weights(options or GRID_8X8, published) if code >= LOCAL else NO_WEIGHTS
     if code >= LOCAL and wloc.shape[0] != mu.shape[2]:
@@ -252,8 +337,21 @@ def choice_loglik(post, choices, y, family, beta, tau, *, lengths=None, publishe
     lengths = observation_lengths(choices, lengths)
     ll = np.empty(R)
     grad = np.empty((R, 3))
-    _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, code, float(beta), float(tau), rule, wloc, ll, grad)
+    eps = family_draws(code, mu.shape[2])
+    _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, code, float(beta), float(tau), rule, wloc, eps, ll, grad)
     return ll, grad
+
+
+def pmu_values(mu, var) -> np.ndarray:
+    """PMU of every option (last axis) for arrays of posteriors: the kernel's estimate (module docstring)."""
+    mu = np.asarray(mu, float)
+    var = np.broadcast_to(np.asarray(var, float), mu.shape)
+    P = mu.shape[-1]
+    m2, v2 = mu.reshape(-1, P), var.reshape(-1, P)
+    out, scratch, zeros = np.empty_like(m2), np.empty(P), np.zeros(P)
+    for k in range(len(m2)):
+        _pmu(np.ascontiguousarray(m2[k]), np.ascontiguousarray(v2[k]), zeros, zeros, pmu_draws(P), out[k], scratch)
+    return out.reshape(mu.shape)
 
 
 def choice_probabilities(mu, var, best, family, beta, tau, *, weights=None):
@@ -272,8 +370,10 @@ def choice_probabilities(mu, var, best, family, beta, tau, *, weights=None):
         q = (mu - best[..., None]) * stats.norm.cdf(z) + s * stats.norm.pdf(z) if base == "EI" else stats.norm.cdf(z)
     elif base == "mean":
         q = mu
-    else:
+    elif base == "variance":
         q = s
+    else:
+        q = pmu_values(mu, var)
     if is_local(family):
         if weights is None:
             raise ValueError(f"{family}: a local family needs the weights of the previous choice (local_weights)")

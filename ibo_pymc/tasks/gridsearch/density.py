@@ -12,10 +12,11 @@ gradient in ``x``. It serves
   per-process compilation: the callback is compiled once per machine) through the engine's adapter,
 * :func:`log_density`, the same density at many points (bridge sampling).
 
-Data buffer (float64): header ``[R, T, family, surrogate, n_dim, m_0, s_0, m_1, s_1, m_2, s_2, P]``, then
+Data buffer (float64): header ``[R, T, family, surrogate, n_dim, m_0, s_0, m_1, s_1, m_2, s_2, P, S]``, then
 the observations per round (R; a round shorter than T is padded), the choices (R*T), the rescaled rewards
 (R*T), the options' squared distances (P*P; an :class:`~ibo_pymc.tasks.gridsearch.options.OptionSet`) and the
-local families' weights (P*P; :func:`~ibo_pymc.tasks.gridsearch.choice.local_weights`, ones for the others).
+local families' weights (P*P; :func:`~ibo_pymc.tasks.gridsearch.choice.local_weights`, ones for the others) and
+PMU's S draws of the P options (S*P; :func:`~ibo_pymc.tasks.gridsearch.choice.pmu_draws`; S = 0 for the others).
 """
 
 from __future__ import annotations
@@ -36,7 +37,15 @@ from ibo_pymc.engine.density import (
     compiled_nutpie_model,
     finish,
 )
-from ibo_pymc.tasks.gridsearch.choice import LOCAL, NO_WEIGHTS, _loglik_kernel, family_code, local_weights
+from ibo_pymc.tasks.gridsearch.choice import (
+    LOCAL,
+    NO_DRAWS,
+    NO_WEIGHTS,
+    _loglik_kernel,
+    family_code,
+    family_draws,
+    local_weights,
+)
 from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
 from ibo_pymc.tasks.gridsearch.surrogate import (
     BMT_PRIOR_VAR,
@@ -47,15 +56,15 @@ from ibo_pymc.tasks.gridsearch.surrogate import (
 )
 
 SURROGATE_CODE = {"GP": 0, "BMT": 1}
-_H = 12
+_H = 13
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
 @numba.njit(cache=True)
-def _round_loglik(choices, y, lengths, d2i, wloc, surrogate, family, theta, beta, tau, grad):
+def _round_loglik(choices, y, lengths, d2i, wloc, eps, surrogate, family, theta, beta, tau, grad):
     """Per-round log-likelihood (R,) and its gradient (R, 3) in (theta, beta, tau); the plain choice rule.
     ``lengths`` (R,) the observations of each round, ``d2i`` the options' squared distances (P, P), ``wloc`` the
-    local families' weights (P, P)."""
+    local families' weights (P, P), ``eps`` PMU's draws (S, P)."""
     R = choices.shape[0]
     if surrogate == 0:
         mu, var, dmu, dvar = _gp_all(choices, y, lengths, theta, d2i, NOISE, grad)
@@ -65,7 +74,7 @@ def _round_loglik(choices, y, lengths, d2i, wloc, surrogate, family, theta, beta
         dvar *= 2.0 * theta
     ll = np.empty(R)
     g = np.empty((R, 3))
-    _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, 0, wloc, ll, g)
+    _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, 0, wloc, eps, ll, g)
     return ll, g
 
 
@@ -74,6 +83,7 @@ def _unpack(buf):
     R = int(buf[0])
     T = int(buf[1])
     P = int(buf[11])
+    S = int(buf[12])
     lengths = np.empty(R, dtype=np.int64)
     choices = np.empty((R, T), dtype=np.int64)
     y = np.empty((R, T))
@@ -91,11 +101,16 @@ def _unpack(buf):
         for j in range(P):
             d2i[i, j] = int(buf[off + i * P + j])
             wloc[i, j] = buf[off + P * P + i * P + j]
-    return choices, y, lengths, d2i, wloc
+    off += 2 * P * P
+    eps = np.zeros((max(S, 1), P if S > 0 else 1))
+    for n in range(S):
+        for j in range(P):
+            eps[n, j] = buf[off + n * P + j]
+    return choices, y, lengths, d2i, wloc, eps
 
 
 @numba.njit(cache=True)
-def _density_at(x, buf, choices, y, lengths, d2i, wloc, out, grad):
+def _density_at(x, buf, choices, y, lengths, d2i, wloc, eps, out, grad):
     family = int(buf[2])
     surrogate = int(buf[3])
     n_dim = int(buf[4])
@@ -106,7 +121,7 @@ def _density_at(x, buf, choices, y, lengths, d2i, wloc, out, grad):
     else:
         beta = 0.0
         tau = math.exp(x[1])
-    ll, g = _round_loglik(choices, y, lengths, d2i, wloc, surrogate, family, theta, beta, tau, grad)
+    ll, g = _round_loglik(choices, y, lengths, d2i, wloc, eps, surrogate, family, theta, beta, tau, grad)
     total = 0.0
     for r in range(ll.shape[0]):
         total += ll[r]
@@ -136,19 +151,21 @@ def _density_at(x, buf, choices, y, lengths, d2i, wloc, out, grad):
 
 @numba.njit(cache=True, parallel=True)
 def _density_many(X, buf):
-    choices, y, lengths, d2i, wloc = _unpack(buf)
+    choices, y, lengths, d2i, wloc, eps = _unpack(buf)
     out = np.empty(X.shape[0])
     for i in numba.prange(X.shape[0]):
         g = np.empty(X.shape[1])
-        out[i] = _density_at(X[i], buf, choices, y, lengths, d2i, wloc, g, False)
+        out[i] = _density_at(X[i], buf, choices, y, lengths, d2i, wloc, eps, g, False)
     return out
 
 
 @numba.njit(cache=True, parallel=True)
-def _round_loglik_many(choices, y, lengths, d2i, wloc, surrogate, family, theta, beta, tau):
+def _round_loglik_many(choices, y, lengths, d2i, wloc, eps, surrogate, family, theta, beta, tau):
     out = np.empty((theta.shape[0], choices.shape[0]))
     for i in numba.prange(theta.shape[0]):
-        out[i] = _round_loglik(choices, y, lengths, d2i, wloc, surrogate, family, theta[i], beta[i], tau[i], False)[0]
+        out[i] = _round_loglik(
+            choices, y, lengths, d2i, wloc, eps, surrogate, family, theta[i], beta[i], tau[i], False
+        )[0]
     return out
 
 
@@ -163,6 +180,7 @@ def round_loglik_many(
         observation_lengths(choices, lengths),
         options.sqdist,
         _weights(family, options),
+        family_draws(family, options.size),
         SURROGATE_CODE[surrogate],
         family_code(family),
         *arr,
@@ -186,6 +204,8 @@ def pack(
     head[:5] = [R, T, family_code(family), SURROGATE_CODE[surrogate], len(prior)]
     head[5 : 5 + prior.size] = prior.ravel()
     head[11] = options.size
+    draws = family_draws(family, options.size)
+    head[12] = 0 if draws is NO_DRAWS else len(draws)
     parts = [
         head,
         observation_lengths(choices, lengths),
@@ -193,6 +213,7 @@ def pack(
         np.asarray(y, float).ravel(),
         options.sqdist.ravel(),
         (local_weights(options) if family_code(family) >= LOCAL else np.ones((options.size, options.size))).ravel(),
+        draws.ravel() if head[12] else np.zeros(0),
     ]
     return np.ascontiguousarray(np.concatenate([np.asarray(a, float) for a in parts]))
 
@@ -204,9 +225,9 @@ def log_density(buf: np.ndarray, X) -> np.ndarray:
 
 
 def log_density_grad(buf: np.ndarray, x) -> tuple[float, np.ndarray]:
-    choices, y, lengths, d2i, wloc = _unpack(buf)
+    choices, y, lengths, d2i, wloc, eps = _unpack(buf)
     g = np.zeros(len(x))
-    return float(_density_at(np.asarray(x, float), buf, choices, y, lengths, d2i, wloc, g, True)), g
+    return float(_density_at(np.asarray(x, float), buf, choices, y, lengths, d2i, wloc, eps, g, True)), g
 
 
 # ---------------------------------------------------------------- nutpie: a cached C callback
@@ -214,8 +235,8 @@ def log_density_grad(buf: np.ndarray, x) -> tuple[float, np.ndarray]:
 
 @numba.njit(cache=True)
 def _buffer_size(head):
-    R, T, P = int(head[0]), int(head[1]), int(head[11])
-    return _H + R + 2 * R * T + 2 * P * P
+    R, T, P, S = int(head[0]), int(head[1]), int(head[11]), int(head[12])
+    return _H + R + 2 * R * T + 2 * P * P + S * P
 
 
 @numba.cfunc(LOGP_SIGNATURE, cache=True, error_model="numpy")
@@ -227,8 +248,8 @@ def _logp_cfunc(dim, x_, out_, logp_, user_data_):
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (dim,))
     logp = numba.carray(logp_, (1,))
-    choices, y, lengths, d2i, wloc = _unpack(buf)
-    return finish(_density_at(x, buf, choices, y, lengths, d2i, wloc, out, True), out, logp)
+    choices, y, lengths, d2i, wloc, eps = _unpack(buf)
+    return finish(_density_at(x, buf, choices, y, lengths, d2i, wloc, eps, out, True), out, logp)
 
 
 @numba.cfunc(EXPAND_SIGNATURE, cache=True, error_model="numpy")
@@ -277,6 +298,7 @@ class GridLogLik(Op):
         self.options = options
         self._codes = (SURROGATE_CODE[surrogate], family_code(family))
         self._weights = _weights(family, options)
+        self._draws = family_draws(family, options.size)
 
     def make_node(self, choices, y, theta, beta, tau, lengths=None):
         choices = pt.as_tensor_variable(choices, dtype="int64")
@@ -297,6 +319,7 @@ class GridLogLik(Op):
             np.ascontiguousarray(lengths),
             self.options.sqdist,
             self._weights,
+            self._draws,
             self._codes[0],
             self._codes[1],
             float(theta),
@@ -324,12 +347,12 @@ try:  # the Numba backend calls the same kernel
     @register_funcify_default_op_cache_key(GridLogLik)
     def _numba_grid_loglik(op, node=None, **kwargs):
         s_code, f_code = op._codes
-        d2i, wloc = op.options.sqdist, op._weights
+        d2i, wloc, eps = op.options.sqdist, op._weights, op._draws
 
         @numba.njit
         def grid_loglik_numba(choices, y, theta, beta, tau, lengths):
             return _round_loglik(
-                choices, y, lengths, d2i, wloc, s_code, f_code, theta.item(), beta.item(), tau.item(), True
+                choices, y, lengths, d2i, wloc, eps, s_code, f_code, theta.item(), beta.item(), tau.item(), True
             )
 
         return grid_loglik_numba
