@@ -6,7 +6,9 @@ Each cohort: subjects drawn from a known population
 (:class:`ibo_pymc.tasks.hotspot.simulate.population.PopulationTruth`,
 defaults), each fitted alone (ũ±, 4 chains x 500 draws), then the hierarchical model (4 chains x 500 draws).
 Prints the coverage of the 90% intervals of the population quantities over the cohorts, the convergence, and
-the subjects' mean absolute error independent vs hierarchical (shrinkage); writes every row to --csv.
+the subjects' mean absolute error independent vs hierarchical (shrinkage); writes every row to --csv, rewritten
+(atomically) after each cohort, so the file always holds the cohorts finished so far, whole, and a run stopped
+early keeps them (one line per finished cohort).
 """
 
 from __future__ import annotations
@@ -39,8 +41,17 @@ def main() -> int:
     tasks = [
         Job(f"cohort {s}", recovery_replicate, (truth, args.subjects, args.rounds, s)) for s in range(args.cohorts)
     ]
+    finished: dict[int, pd.DataFrame] = {}
+
+    def keep(i, rows):
+        finished[i] = rows
+        print(f"cohort {i} done ({len(finished)}/{args.cohorts}, {time.perf_counter() - t0:.0f} s)", flush=True)
+        if args.csv:
+            rows = pd.concat([finished[k] for k in sorted(finished)], ignore_index=True)
+            write_csv(rows, args.csv, float_format="%.6g")
+
     with open_executor(args.workers) as ex:
-        out = run_jobs(tasks, ex, label="cohorts")
+        out = run_jobs(tasks, ex, label="cohorts", on_result=keep)
     for f in out.failures:
         print("failed:", f)
     df = pd.concat([r for r in out.results if r is not None], ignore_index=True)
@@ -65,7 +76,6 @@ def main() -> int:
     err.columns = ["independent", "hierarchical"]
     print("subjects' mean absolute error (posterior mean vs truth):\n" + err.round(4).to_string())
     if args.csv:
-        write_csv(df, args.csv, float_format="%.6g")
         print(f"wrote {args.csv}")
     return 0
 
