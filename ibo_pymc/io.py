@@ -12,6 +12,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -82,6 +83,22 @@ PACKED_GROUPS = ("log_likelihood",)
 #: packing splits a variable's range into this many steps: codes -32766..32766 around the range's midpoint
 #: (-32768 marks a missing value), so the rounding is at most range / (2 * _STEPS) per value
 _STEPS = 65532
+
+
+@dataclass(frozen=True)
+class SavedFit(os.PathLike):
+    """A fit written to ``path``, with what was computed from it while it was in memory: ``evidence``, its long
+    evidence rows (:func:`ibo_pymc.population.evidence.fit_evidence`), so that a cohort's comparison does not read
+    every file back. It stands for its path wherever one is taken (``os.fspath``, ``Path(...)``, ``str``)."""
+
+    path: Path
+    evidence: pd.DataFrame | None = None
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __str__(self) -> str:
+        return os.fspath(self.path)
 
 
 def write_fit(idata, path, *, full: bool = False) -> Path:

@@ -43,9 +43,15 @@ def _rows(subject: int, model: str, le: pd.DataFrame, method: str) -> pd.DataFra
 
 def fit_evidence(fit) -> pd.DataFrame:
     """The long evidence rows (:data:`COLUMNS`) of one sampled fit of any task: a model (anything with an
-    ``idata``), an InferenceData in the fit schema, or the path of a saved fit."""
+    ``idata``), an InferenceData in the fit schema, the path of a saved fit, or a
+    :class:`~ibo_pymc.io.SavedFit` (its rows, computed when it was written, without reading the file)."""
     from ibo_pymc.engine.results import log_evidence
+    from ibo_pymc.io import SavedFit
 
+    if isinstance(fit, SavedFit):
+        if fit.evidence is not None:
+            return fit.evidence
+        fit = fit.path
     if isinstance(fit, (str, Path)):
         fit = _evidence_groups(fit)
     idata = getattr(fit, "idata", fit)

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from tests.conftest import PAPER_SPLITS, REPO
@@ -151,6 +152,16 @@ def test_rerun_reuses_valid_fits_and_refits_only_the_stale(local_fits, two_playe
     res = cohort.fit_cohort(jobs, folder, progress=lambda p: None)
     assert res.reused == [True, True] and not res.failures and not debris.exists()
     assert {p: p.stat().st_mtime_ns for p in folder.glob("*.nc")} == before
+    # the evidence rows come with the fits (from the models the reuse check loaded), equal to the files' own
+    from ibo_pymc.io import SavedFit
+    from ibo_pymc.population.evidence import evidence_table
+
+    saved = res.saved()
+    assert all(isinstance(f, SavedFit) and f.evidence is not None for f in saved)
+    assert [Path(f) for f in saved] == res.paths and str(saved[0]) == str(res.paths[0])
+    pd.testing.assert_frame_equal(evidence_table(saved), evidence_table(res.paths))
+    gone = SavedFit(tmp_path / "no-such-file.nc", saved[0].evidence)  # the rows are not read from the file
+    pd.testing.assert_frame_equal(evidence_table([gone]), evidence_table(saved[:1]))
     # another seed is another configuration: both are fitted again (here: the fit is refused by no_fit)
     said = []
     res = cohort.fit_cohort(

@@ -38,7 +38,8 @@ class HotspotTask:
     def cohort_fits(self, dataset, subjects, folder, *, models=None, split=None, executor=None, log=None, **settings):
         """Every subject's fit under every model of ``models`` (default all three), saved in ``folder`` and
         reused when current (:func:`~ibo_pymc.tasks.hotspot.model.fit_many.fit_cohort`): the execution layer's
-        outcome, whose results are the fits' paths in (subject, model) order. With ``split`` (a
+        outcome, whose results are the fits in (subject, model) order as :class:`~ibo_pymc.io.SavedFit` (their
+        paths, with the evidence rows computed while each was in memory). With ``split`` (a
         :class:`~ibo_pymc.tasks.hotspot.data.splits.Split`): the fits of each subject's training rounds."""
         from ibo_pymc.execution import Outcome
         from ibo_pymc.tasks.hotspot.model.config import FitConfig
@@ -48,7 +49,7 @@ class HotspotTask:
         if split is not None:
             jobs = [j for j in jobs if j.tag == "-train"]
         done = fit_cohort(jobs, folder, executor=executor, log=log)
-        return Outcome(list(done.paths), list(done.failures))
+        return Outcome(done.saved(), list(done.failures))
 
     def model(self, observations, *, model: str = "tau_pm", **settings):
         """One subject's model (:class:`~ibo_pymc.tasks.hotspot.model.fit.IBOModel`), not yet fitted."""

@@ -54,12 +54,21 @@ class FitJob:
 
 @dataclass
 class CohortFits:
-    """Where each job's fit is (``paths``, in the jobs' order; None if it failed), what was reused, what failed."""
+    """Where each job's fit is (``paths``, in the jobs' order; None if it failed), what was reused, what failed,
+    and each fit's evidence rows (``evidence``: computed while the fit was in memory, None where it failed)."""
 
     jobs: list[FitJob]
     paths: list
     reused: list[bool]
     failures: list[JobFailure] = field(default_factory=list)
+    evidence: list = field(default_factory=list)
+
+    def saved(self) -> list:
+        """The fits as :class:`~ibo_pymc.io.SavedFit` (path and evidence rows; None where a fit failed)."""
+        from ibo_pymc.io import SavedFit
+
+        ev = self.evidence or [None] * len(self.paths)
+        return [None if p is None else SavedFit(Path(p), e) for p, e in zip(self.paths, ev)]
 
     def path(self, subject: int, model: str, tag: str = "") -> Path:
         for j, p in zip(self.jobs, self.paths):
@@ -99,13 +108,15 @@ def load_if_current(path, obs: SubjectObservations, config: FitConfig, *, any_se
 
 def fit_task(obs: SubjectObservations, config: FitConfig, cores: int | None = None, path: str | None = None):
     """One fit, as a worker runs it: rebuild the model from the rounds and the configuration, sample, and
-    return the InferenceData, or, with ``path``, write it there (atomically) and return the path."""
-    from ibo_pymc.io import write_fit
+    return the InferenceData, or, with ``path``, write it there (atomically) and return it as a
+    :class:`~ibo_pymc.io.SavedFit` (the path, and the evidence rows computed from the fit in memory)."""
+    from ibo_pymc.io import SavedFit, write_fit
+    from ibo_pymc.population.evidence import fit_evidence
     from ibo_pymc.tasks.hotspot.model.fit import IBOModel
 
     m = IBOModel(obs, config=config)
     idata = m.fit(progress=False, cores=cores)
-    return idata if path is None else write_fit(idata, path)
+    return idata if path is None else SavedFit(write_fit(idata, path), fit_evidence(idata))
 
 
 def _partial_files(path: Path) -> list[Path]:
@@ -163,19 +174,21 @@ def fit_cohort(
     Returns a :class:`CohortFits`; failures are in ``.failures`` (not raised).
     """
     from ibo_pymc.io import write_fit
+    from ibo_pymc.population.evidence import fit_evidence
 
     jobs = list(jobs)
     folder = Path(folder)
     sweep_partial(jobs, folder)  # debris of an earlier run whose writer was killed mid-write
     paths: list = [None] * len(jobs)
+    evidence: list = [None] * len(jobs)
     reused = [False] * len(jobs)
     todo = []
     for i, job in enumerate(jobs):
         path = job.path(folder)
         if path.is_file():
-            _, why = load_if_current(path, job.obs, job.config)
+            m, why = load_if_current(path, job.obs, job.config)
             if why is None:
-                paths[i], reused[i] = path, True
+                paths[i], reused[i], evidence[i] = path, True, fit_evidence(m)
                 continue
             if log:
                 log(f"{path} was fitted with {why}; fitting again")
@@ -183,7 +196,7 @@ def fit_cohort(
     if cores is None and executor is not None:
         cores = 1
     if not todo:
-        return CohortFits(jobs, paths, reused, [])
+        return CohortFits(jobs, paths, reused, [], evidence)
     if write_on is None:
         write_on = "worker" if _visible_to_workers(executor, folder) else "driver"
     if write_on not in ("worker", "driver"):
@@ -199,13 +212,16 @@ def fit_cohort(
 
     def save(k, result):
         i = todo[k]
-        paths[i] = jobs[i].path(folder) if write_on == "worker" else write_fit(result, jobs[i].path(folder))
+        if write_on == "worker":
+            paths[i], evidence[i] = result.path, result.evidence
+        else:
+            paths[i], evidence[i] = write_fit(result, jobs[i].path(folder)), fit_evidence(result)
 
     try:
         out = run_jobs(tasks, executor, label="fits", on_result=save, progress=progress)
     finally:
         sweep_partial([jobs[i] for i in todo if paths[i] is None], folder)
-    return CohortFits(jobs, paths, reused, out.failures)
+    return CohortFits(jobs, paths, reused, out.failures, evidence)
 
 
 def cohort_jobs(data, subjects, models, config: FitConfig | None = None, *, split=None) -> list[FitJob]:
