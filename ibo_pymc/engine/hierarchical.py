@@ -295,6 +295,7 @@ def _population_kernel(z, base, a, mu, sd, counts):
         r1 = np.zeros((C, P))  # sum_s r_s (z - mu) / sd^2
         r2 = np.zeros((C, P))  # sum_s r_s ((z - mu)^2 / sd^3 - 1 / sd)
         lr = np.empty(S)
+        dz = np.empty((S, P))  # (z - mu) / sd of each draw, computed once for the value and the gradient
         for c in range(C):
             if a[n, c] == -np.inf:
                 continue
@@ -307,6 +308,7 @@ def _population_kernel(z, base, a, mu, sd, counts):
                 acc = const - base[n, c, s]
                 for p in range(P):
                     d = (z[n, c, s, p] - mu[n, c, p]) / sd[n, c, p]
+                    dz[s, p] = d
                     acc -= 0.5 * d * d
                 lr[s] = acc
                 if acc > top:
@@ -319,7 +321,7 @@ def _population_kernel(z, base, a, mu, sd, counts):
             for s in range(m):
                 r = lr[s] / tot
                 for p in range(P):
-                    d = (z[n, c, s, p] - mu[n, c, p]) / sd[n, c, p]
+                    d = dz[s, p]
                     r1[c, p] += r * d / sd[n, c, p]
                     r2[c, p] += r * (d * d - 1.0) / sd[n, c, p]
         top = -np.inf
