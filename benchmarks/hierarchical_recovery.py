@@ -8,7 +8,7 @@ defaults), each fitted alone (ũ±, 4 chains x 500 draws), then the hierarchical
 Prints the coverage of the 90% intervals of the population quantities over the cohorts, the convergence, and
 the subjects' mean absolute error independent vs hierarchical (shrinkage); writes every row to --csv, rewritten
 (atomically) after each cohort, so the file always holds the cohorts finished so far, whole, and a run stopped
-early keeps them (one line per finished cohort).
+early keeps them; a progress line is printed per finished cohort.
 """
 
 from __future__ import annotations

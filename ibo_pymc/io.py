@@ -12,7 +12,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -89,10 +89,11 @@ _STEPS = 65532
 class SavedFit(os.PathLike):
     """A fit written to ``path``, with what was computed from it while it was in memory: ``evidence``, its long
     evidence rows (:func:`ibo_pymc.population.evidence.fit_evidence`), so that a cohort's comparison does not read
-    every file back. It stands for its path wherever one is taken (``os.fspath``, ``Path(...)``, ``str``)."""
+    every file back. It stands for its path wherever one is taken (``os.fspath``, ``Path(...)``, ``str``); two are
+    equal, and hash alike, when their paths are."""
 
     path: Path
-    evidence: pd.DataFrame | None = None
+    evidence: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
     def __fspath__(self) -> str:
         return os.fspath(self.path)

@@ -637,21 +637,27 @@ def fit_population(
         k = np.stack([diag["pareto_k"].values, diag["pareto_k_max"].values], axis=1)
         if first_k is None:
             first_k = k
+        failing = [n for n in range(len(current)) if not (k[n, 0] < k_median and k[n, 1] < k_max)]
         # a subject given as draws alone (no model whose likelihood a proposal could weigh) keeps them
-        flagged = [
-            n
-            for n in range(len(current))
-            if not (k[n, 0] < k_median and k[n, 1] < k_max) and hasattr(subjects[n].fit, "hierarchical_loglik")
-        ]
+        flagged = [n for n in failing if hasattr(subjects[n].fit, "hierarchical_loglik")]
         last = not refine or not flagged or rnd == max_rounds
         if log:
-            who = f"subject{'s' if len(flagged) > 1 else ''} {', '.join(str(current[n].subject) for n in flagged)}"
-            if not flagged:
+
+            def who(ns):
+                return f"subject{'s' if len(ns) > 1 else ''} {', '.join(str(current[n].subject) for n in ns)}"
+
+            kept = [n for n in failing if n not in flagged]  # failing, but with no likelihood to refine by
+            if not failing:
                 news = "every subject's importance weights pass"
-            elif not last:
-                news = f"refining the draws of {who} (Pareto k), fitting the population again"
+            elif flagged and not last:
+                news = f"refining the draws of {who(flagged)} (Pareto k), fitting the population again"
+            elif flagged:
+                state = "importance weights still unreliable" if refine else "unreliable, not refined"
+                news = f"{who(flagged)}: {state}"
             else:
-                news = f"{who}: importance weights still unreliable" if refine else f"{who}: unreliable, not refined"
+                news = ""
+            if kept:
+                news += ("; " if news else "") + f"{who(kept)}: unreliable, given as draws alone (no refinement)"
             log(f"population fit {rnd + 1}: {time.perf_counter() - t0:.0f} s; {news}")
         if last:
             break

@@ -205,6 +205,11 @@ def _accept(on_result, i: int, value) -> Exception | None:
     return None
 
 
+def _call(job: Job):
+    """Run a job (what a Dask worker is given: the job itself, so that its keyword arguments stay its own)."""
+    return job()
+
+
 def start_order(tasks: Sequence[Job]) -> list[int]:
     """The tasks' indices in the order they start side by side: largest ``cost`` first, ties in the tasks' order
     (longest processing time first, which bounds the idle tail at the end of a run by the shortest of the long
@@ -234,10 +239,8 @@ def _completions_dask(client, tasks: list[Job], label: str) -> Iterator[tuple[in
     # submitted in the start order, and with it as the priority (the scheduler runs higher priorities first)
     futures = []
     for k, i in enumerate(order):
-        t = tasks[i]
-        futures.append(
-            client.submit(t.fn, *t.args, key=f"{label}-{i}-{tag}", pure=False, priority=len(order) - k, **t.kwargs)
-        )
+        # through _call, so that a task's own keyword arguments never meet submit's (key, pure, priority)
+        futures.append(client.submit(_call, tasks[i], key=f"{label}-{i}-{tag}", pure=False, priority=len(order) - k))
     index = {f.key: i for i, f in zip(order, futures)}
     try:
         for f in as_completed(futures):

@@ -19,6 +19,7 @@ family (``level="family"``, columns ``MODEL:FAMILY``).
 from __future__ import annotations
 
 import csv
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -191,7 +192,7 @@ def family_lme(fits: Iterable) -> pd.DataFrame:
 
     rows = {}
     for f in fits:
-        idata = read_fit(f) if isinstance(f, (str, Path)) else getattr(f, "idata", f)
+        idata = read_fit(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "idata", f)
         subject = int(idata.posterior.attrs["subject"])
         if subject in rows:
             raise ValueError(f"subject {subject} appears twice among the fits")

@@ -162,6 +162,11 @@ def test_rerun_reuses_valid_fits_and_refits_only_the_stale(local_fits, two_playe
     pd.testing.assert_frame_equal(evidence_table(saved), evidence_table(res.paths))
     gone = SavedFit(tmp_path / "no-such-file.nc", saved[0].evidence)  # the rows are not read from the file
     pd.testing.assert_frame_equal(evidence_table([gone]), evidence_table(saved[:1]))
+    # equal and hashed by the path alone (the rows are no part of it); taken as a path by the family table
+    assert saved[0] == SavedFit(res.paths[0]) and len({saved[0], SavedFit(res.paths[0])}) == 1
+    from ibo_pymc.population.evidence import family_lme
+
+    pd.testing.assert_frame_equal(family_lme(saved), family_lme(res.paths))
     # another seed is another configuration: both are fitted again (here: the fit is refused by no_fit)
     said = []
     res = cohort.fit_cohort(

@@ -45,8 +45,9 @@ does (for the reproduction of its maximum-likelihood fits; :data:`RULES`):
 
 * ``"wu2020"`` (also ``True``): q of UCB, mean and variance clamped to
   [0.0001, 100], and the chosen option's probability clamped to
-  [1e-5, 0.99999] (without renormalising); EI and PI are refused (the code
-  divides by a standard deviation that its GP makes 0 at an observed option);
+  [1e-5, 0.99999] (without renormalising); EI, PI and PMU are refused (the
+  study fitted none of them, and EI and PI divide by a standard deviation that
+  its GP makes 0 at an observed option);
 * ``"wu2018"`` (the 11 x 11 grid) and ``"wu2018-line"`` (the line of 30): the
   same probability clamps; q of UCB, mean and variance below 0 (the grid) or
   at or below 0 (the line) set to 0.0001 and above 100 set to 100; EI and PI
@@ -317,7 +318,7 @@ def choice_loglik(post, choices, y, family, beta, tau, *, lengths=None, publishe
     """Each round's log-likelihood of the choices 2..T and its gradient in (theta, beta, tau).
 
     ``post`` is a surrogate's ``(mu, var, dmu, dvar)``; returns ``(ll (R,), grad (R, 3))``. ``published``: the
-    choice rule (module docstring; ``"wu2020"``/``True`` refuses EI and PI, which its GP makes undefined).
+    choice rule (module docstring; ``"wu2020"``/``True`` refuses EI, PI and PMU, local or not).
     ``options`` (an :class:`~ibo_pymc.tasks.gridsearch.options.OptionSet`): where the local families measure
     distances (default the 8 x 8 grid).
     """

@@ -9,7 +9,7 @@ the table beside the fits; notebook 07 compares the contexts with it.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 import numpy as np
 import pandas as pd
@@ -71,5 +71,5 @@ def summarise_fits(rows) -> pd.DataFrame:
     """The summary table: rows of :func:`summary_row`, or saved fits (paths; each loaded and summarised here)."""
     from ibo_pymc.tasks.gridsearch.model import GridSearchModel
 
-    rows = [summary_row(GridSearchModel.load(r)) if isinstance(r, (str, Path)) else r for r in rows]
+    rows = [summary_row(GridSearchModel.load(r)) if isinstance(r, (str, os.PathLike)) else r for r in rows]
     return pd.DataFrame(rows).sort_values(["context", "participant"], kind="stable").reset_index(drop=True)

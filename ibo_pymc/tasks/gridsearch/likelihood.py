@@ -28,7 +28,7 @@ def posterior(
     theta: float,
     *,
     grad: bool = False,
-    published: bool = False,
+    published: bool | str = False,
     lengths=None,
     options=GRID_8X8,
 ):

@@ -263,6 +263,9 @@ def gp_posterior(
     ``"wu2020"`` (``True``) it is 0, as the 2020 reproduction was validated and made
     with; its families (UCB, mean, variance) move by 1e-8 at most between the two.
     """
+    from ibo_pymc.tasks.gridsearch.choice import rule_code  # here: choice imports this module
+
+    rule_code(published)  # an unknown rule is refused, not taken for the 2020 one
     choices = np.ascontiguousarray(choices, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=float)
     mu, var, dmu, dvar = _gp_all(

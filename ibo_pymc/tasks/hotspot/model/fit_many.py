@@ -212,8 +212,8 @@ def fit_cohort(
 
     def save(k, result):
         i = todo[k]
-        if write_on == "worker":
-            paths[i], evidence[i] = result.path, result.evidence
+        if write_on == "worker":  # the worker wrote to the resolved path: keep the folder's own form
+            paths[i], evidence[i] = jobs[i].path(folder), result.evidence
         else:
             paths[i], evidence[i] = write_fit(result, jobs[i].path(folder)), fit_evidence(result)
 
