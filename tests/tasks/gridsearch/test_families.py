@@ -4,8 +4,6 @@ gradients against central differences and the Bayesian density's front ends agai
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 import pytest
 from scipy import special, stats
@@ -27,6 +25,7 @@ from ibo_pymc.tasks.gridsearch.choice import (
 from ibo_pymc.tasks.gridsearch.likelihood import loglik
 from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
 from ibo_pymc.tasks.gridsearch.surrogate import gp_posterior
+from tests.tasks.gridsearch.callback import call_logp
 
 LINE, GRID11 = OptionSet.grid(30, 1), OptionSet.grid(11, 11)
 
@@ -218,16 +217,8 @@ def test_the_bayesian_density_of_a_local_family(family):
     v, g = density.log_density_grad(buf, x)
     z = (x - prior[:, 0]) / prior[:, 1]
     assert v == pytest.approx(want.sum() + (-0.5 * z**2 - np.log(prior[:, 1]) - 0.5 * np.log(2 * np.pi)).sum())
-    out, logp = np.zeros(len(x)), np.zeros(1)
-    dbl = ctypes.POINTER(ctypes.c_double)
-    rc = density._logp_cfunc.ctypes(
-        len(x),
-        x.ctypes.data_as(dbl),
-        out.ctypes.data_as(dbl),
-        logp.ctypes.data_as(dbl),
-        buf.ctypes.data_as(ctypes.c_void_p),
-    )
-    assert rc == 0 and logp[0] == pytest.approx(v, rel=1e-12) and np.allclose(out, g, rtol=1e-12)
+    rc, logp, out = call_logp(buf, x)
+    assert rc == 0 and logp == pytest.approx(v, rel=1e-12) and np.allclose(out, g, rtol=1e-12)
     thv = pt.dscalar("th")
     ll, _ = density.GridLogLik("GP", family, GRID11)(pt.as_tensor(ch), pt.as_tensor(y), thv, b, t)
     np.testing.assert_allclose(pytensor.function([thv], ll, mode="FAST_COMPILE")(th), want, rtol=1e-10)

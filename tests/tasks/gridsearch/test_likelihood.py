@@ -18,6 +18,7 @@ from ibo_pymc.tasks.gridsearch.surrogate import (
     gp_posterior,
     gp_posterior_reference,
 )
+from tests.tasks.gridsearch.callback import call_logp
 
 
 @pytest.fixture(scope="module")
@@ -180,32 +181,16 @@ def test_op_and_callback_agree_with_the_pymc_model(data):
 def test_nutpie_callback_equals_the_density(data, surrogate, family):
     """The C callback nutpie calls gives the log-density and gradient of ``log_density_grad``; a wrong
     dimension is refused (-1)."""
-    import ctypes
 
     ch, y = data
     prior = np.array([[0.0, 1.0], *([[-1.6, 1.5]] if family == "UCB" else []), [-3.0, 1.5]])
     buf = density.pack(ch, y, surrogate, family, prior)
-    dbl = ctypes.POINTER(ctypes.c_double)
     for x in (np.array([0.1, -1.0, -2.0]), np.array([-0.5, 0.3, -3.5])):
         x = np.ascontiguousarray(x[: len(prior)])
-        out, logp = np.zeros(len(x)), np.zeros(1)
-        rc = density._logp_cfunc.ctypes(
-            len(x),
-            x.ctypes.data_as(dbl),
-            out.ctypes.data_as(dbl),
-            logp.ctypes.data_as(dbl),
-            buf.ctypes.data_as(ctypes.c_void_p),
-        )
+        rc, logp, out = call_logp(buf, x)
         v, g = density.log_density_grad(buf, x)
-        assert rc == 0 and logp[0] == pytest.approx(v, rel=1e-12) and np.allclose(out, g, rtol=1e-12)
-    rc = density._logp_cfunc.ctypes(
-        len(x) + 1,
-        x.ctypes.data_as(dbl),
-        out.ctypes.data_as(dbl),
-        logp.ctypes.data_as(dbl),
-        buf.ctypes.data_as(ctypes.c_void_p),
-    )
-    assert rc == -1
+        assert rc == 0 and logp == pytest.approx(v, rel=1e-12) and np.allclose(out, g, rtol=1e-12)
+    assert call_logp(buf, x, dim=len(x) + 1)[0] == -1
 
 
 def test_op_in_the_numba_backend(data):
@@ -285,7 +270,6 @@ def test_compiled_density_on_other_options_and_unequal_rounds(options):
     """The Bayesian density's buffer carries the option set and each round's observations: its per-round
     log-likelihood equals the likelihood of each round cut to its length, the nutpie callback reads the
     larger buffer, and the PyTensor Op (with ``lengths``) agrees."""
-    import ctypes
 
     import pytensor
     import pytensor.tensor as pt
@@ -312,12 +296,8 @@ def test_compiled_density_on_other_options_and_unequal_rounds(options):
     assert v == pytest.approx(
         want.sum() + (-0.5 * z**2 - np.log(prior[:, 1]) - 0.5 * np.log(2 * np.pi)).sum(), rel=1e-10
     )
-    out, logp = np.zeros(3), np.zeros(1)
-    dbl = ctypes.POINTER(ctypes.c_double)
-    rc = density._logp_cfunc.ctypes(
-        3, x.ctypes.data_as(dbl), out.ctypes.data_as(dbl), logp.ctypes.data_as(dbl), buf.ctypes.data_as(ctypes.c_void_p)
-    )
-    assert rc == 0 and logp[0] == pytest.approx(v, rel=1e-12) and np.allclose(out, g, rtol=1e-12)
+    rc, logp, out = call_logp(buf, x)
+    assert rc == 0 and logp == pytest.approx(v, rel=1e-12) and np.allclose(out, g, rtol=1e-12)
     thv = pt.dscalar("th")
     ll, _ = density.GridLogLik("GP", "UCB", options)(
         pt.as_tensor(ch), pt.as_tensor(y), thv, b, t, pt.as_tensor(lengths)
