@@ -13,7 +13,7 @@ EI       ``q = (mu - y*) Phi(z) + s phi(z)``     --
 PI       ``q = Phi(z)``                          --
 mean     ``q = mu`` (pure exploitation)          --
 variance ``q = s`` (pure exploration)            --
-PMU      ``q = P(the option's reward is largest)`` --
+PMU      ``q = P(its reward is the largest)``    --
 ======== ======================================= ==========
 
 PMU, the probability of maximum utility (Wu et al. 2018), is the probability
