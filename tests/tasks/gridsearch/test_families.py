@@ -225,54 +225,43 @@ def test_the_bayesian_density_of_a_local_family(family):
 
 
 # --- the authors' saved per-fold results (tests/reference/gridsearch2018) -------------------------------------
-#: the saved files' acquisition names -> the registry's
-_ACQ = {"UCB": "UCB", "GM": "mean", "GV": "variance", "EXI": "EI", "POI": "PI"}
-
-
-def _model(name: str, experiment: str) -> tuple[str, str]:
-    """A saved file's model name (``LRBFUCB``) as (surrogate, family). The grid's files named ``RBFEXI`` were
-    made with the local utility (the shared copy's README): they are ``L-EI``."""
-    local = name.startswith("L")
-    kernel, acq = name.removeprefix("L")[:3], name.removeprefix("L")[3:]
-    if experiment == "2d" and name == "RBFEXI":
-        local = True
-    return {"RBF": "GP", "BMT": "BMT"}[kernel], ("L-" if local else "") + _ACQ[acq]
-
-
 def test_the_published_folds_at_their_parameters(gridsearch2018_folder):
-    """At each saved fold's parameters, the likelihood of its held-out round under the 2018 rule ("wu2018" on
-    the grid, "wu2018-line" on the line) is the saved nLL, to 1e-7, for every family, both surrogates, local or
-    not: this checks the clamps, the smoothing of EI and PI, the local weights (the line's shifted distance
-    included) and the published GP's variance at the first observed option (machine epsilon: with 0 instead,
-    PI misses by up to 1.5 nats)."""
+    """At each saved fold's parameters, the likelihood of its held-out round under the protocol's rule
+    (:mod:`~ibo_pymc.tasks.gridsearch.protocols`: "wu2018" on the grid, "wu2018-line" on the line, its folds
+    and its models) is the saved nLL, to 1e-7, for every family, both surrogates, local or not: this checks the
+    clamps, the smoothing of EI and PI, the local weights (the line's shifted distance included), the published
+    GP's variance at the first observed option (machine epsilon: with 0 instead, PI misses by up to 1.5 nats)
+    and the grid's RBFEXI results being the local EI."""
     from pathlib import Path
 
     import pandas as pd
 
     from ibo_pymc.tasks.gridsearch import gridsearch2018 as g18
+    from ibo_pymc.tasks.gridsearch.protocols import protocol
 
     ref = pd.read_csv(Path(__file__).parents[2] / "reference" / "gridsearch2018" / "folds_participant1.csv")
     table = g18.load_gridsearch2018(gridsearch2018_folder, progress=False)
     worst = 0.0
-    for experiment, folds in ref.groupby("experiment"):
+    for experiment, saved in ref.groupby("experiment"):
+        proto = protocol(f"wu2018-{experiment}")
         gr = g18.grid_rounds(table, 1, experiment)
-        horizons = gr.round_lengths - 1
-        rule = "wu2018" if experiment == "2d" else "wu2018-line"
-        for row in folds.itertuples(index=False):
-            surrogate, family = _model(row.model, experiment)
+        folds = {(f.horizon, f.index): f for f in proto.folds(gr)}
+        assert len(folds) == {"1d": 16, "2d": 8}[experiment]
+        for row in saved.itertuples(index=False):
+            m = proto.model(row.model)
             pars = np.exp([p for p in (row.par1, row.par2, row.par3) if np.isfinite(p)])
             beta = pars[1] if len(pars) == 3 else 0.0
-            k = np.flatnonzero(horizons == row.horizon)[row.leaveoutindex - 1]
+            k = folds[(row.horizon, row.leaveoutindex)].test
             n = gr.round_lengths[k]
             ll = loglik(
                 gr.choices[k : k + 1, :n],
                 gr.y[k : k + 1, :n],
-                surrogate,
-                family,
+                m.surrogate,
+                m.family,
                 pars[0],
                 beta,
                 pars[-1],
-                published=rule,
+                published=proto.rule,
                 options=gr.options,
             )
             assert -ll.sum() == pytest.approx(row.nLL, abs=1e-7), (
@@ -283,6 +272,40 @@ def test_the_published_folds_at_their_parameters(gridsearch2018_folder):
             )
             worst = max(worst, abs(-ll.sum() - row.nLL))
     assert len(ref) == 168 and worst < 1e-7
+
+
+def test_the_protocols(gridsearch2018_folder):
+    """24 models per 2018 experiment (two surrogates x six acquisition functions x local or not) named as the
+    authors' files; the saved results' exceptions (the grid's RBFEXI is the local EI, the line's PMU at chance);
+    the folds: within each horizon on 2018's rounds (every round held out once, trained on the others of its
+    length), over all the rounds in 2020; pseudo-R2 against choosing at random."""
+    import math
+
+    from ibo_pymc.errors import InputError
+    from ibo_pymc.tasks.gridsearch import gridsearch2018 as g18
+    from ibo_pymc.tasks.gridsearch.data import GridRounds
+    from ibo_pymc.tasks.gridsearch.protocols import protocol
+
+    line, grid, p20 = protocol("wu2018-1d"), protocol("wu2018-2d"), protocol("wu2020")
+    assert len(line.models) == len(grid.models) == 24 and len({m.name for m in grid.models}) == 24
+    assert grid.model("RBFEXI").family == "L-EI" and line.model("RBFEXI").family == "EI"
+    assert grid.model("LBMTGV") == grid.model("LBMTGV") and grid.model("LBMTGV").family == "L-variance"
+    assert line.chance == {"RBFPMU", "BMTPMU", "LRBFPMU", "LBMTPMU"} and not grid.chance
+    assert (line.rule, grid.rule, line.log_bounds, grid.log_bounds) == ("wu2018-line", "wu2018", (-5, 4), (-5, 5))
+    with pytest.raises(InputError, match="'RBFFOO' is not a model of wu2018-2d"):
+        grid.model("RBFFOO")
+    table = g18.load_gridsearch2018(gridsearch2018_folder, progress=False)
+    for proto, experiment in ((line, "1d"), (grid, "2d")):
+        gr = g18.grid_rounds(table, 5, experiment)
+        folds = proto.folds(gr)
+        assert sorted(f.test for f in folds) == list(range(gr.n_rounds))
+        for f in folds:
+            lengths = gr.round_lengths[[f.test, *f.train]]
+            assert (lengths == f.horizon + 1).all() and len(f.train) == gr.n_rounds // 2 - 1
+        assert proto.r2(gr.n_choices * math.log(gr.options.size), gr) == pytest.approx(0.0)
+    gr20 = GridRounds(1, "spatial", np.arange(1, 10), np.zeros((9, 20), int), np.full((9, 20), 50.0))
+    folds = p20.folds(gr20)
+    assert [f.test for f in folds] == list(range(9)) and all(len(f.train) == 8 and f.horizon is None for f in folds)
 
 
 # --- PMU -----------------------------------------------------------------------------------------------------
