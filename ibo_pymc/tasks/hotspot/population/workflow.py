@@ -26,21 +26,26 @@ def variant_labels(models) -> dict:
 
 def heldout_comparison(h_train, train_fits, tests) -> pd.DataFrame:
     """Held-out lppd of each subject's test rounds under its fit alone and under the hierarchical model fitted
-    to the training rounds (``h_train``; ``train_fits`` the subjects' own fits to those rounds)."""
+    to the training rounds (``h_train``; ``train_fits`` the subjects' own fits to those rounds), with what the
+    hierarchical numbers rest on: the training model's importance weights of the subject (``pareto_k``, the
+    median over population draws, and ``pareto_k_max``), its ``remedy`` and whether they pass (``reliable``)."""
     from ibo_pymc.tasks.hotspot.compare import heldout_lppd
 
+    diag = h_train.idata["subject_diagnostics"]
     rows = []
     for fit in train_fits:
         s = int(fit.obs.subject)
         test = tests[s]
+        d = diag.sel(subject=s)
         rows.append(
             {
                 "subject": s,
                 "test_rounds": int(test.n_rounds),
                 "independent": heldout_lppd(fit.idata, test, tables=fit.tables),
                 "hierarchical": heldout_lppd(h_train.subject_idata(s), test, tables=fit.tables),
+                **{k: d[k].item() for k in ("pareto_k", "pareto_k_max", "remedy", "reliable") if k in d},
             }
         )
     df = pd.DataFrame(rows)
-    df["difference"] = df["hierarchical"] - df["independent"]
+    df.insert(4, "difference", df["hierarchical"] - df["independent"])
     return df

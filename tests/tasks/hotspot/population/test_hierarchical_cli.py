@@ -45,6 +45,9 @@ def test_hierarchical_on_three_subjects(raw_folder, tmp_path):
     assert summary["r_hat"] < 1.1 and summary["divergences"] <= 2
     held = pd.read_csv(out / HIERARCHICAL_FILES["heldout"])
     assert list(held["subject"]) == [26, 27, 28] and held[["independent", "hierarchical"]].notna().all().all()
+    # what the training model's numbers rest on, per subject
+    assert {"pareto_k", "pareto_k_max", "remedy", "reliable"} <= set(held.columns)
+    assert held["remedy"].isin(["none", "proposal"]).all()
     subjects = pd.read_csv(out / HIERARCHICAL_FILES["subjects"])
     assert set(subjects["parameter"]) == {"gamma", "w", "tau_neg", "tau_pos"}
 
