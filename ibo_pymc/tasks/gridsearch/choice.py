@@ -41,7 +41,7 @@ prior. :data:`FAMILIES` is the default set of a fit (Wu et al. 2020's five);
 :data:`REGISTRY` every family the kernel knows.
 
 ``published`` evaluates the choice rule as a study's published fitting code
-does (for the reproduction of its maximum-likelihood fits; :data:`RULES`):
+does (for the reproduction of its maximum-likelihood fits; :data:`~ibo_pymc.tasks.gridsearch.rules.RULES`):
 
 * ``"wu2020"`` (also ``True``): q of UCB, mean and variance clamped to
   [0.0001, 100], and the chosen option's probability clamped to
@@ -69,6 +69,7 @@ import math
 import numba
 import numpy as np
 
+from ibo_pymc.tasks.gridsearch.rules import RULES, rule_code
 from ibo_pymc.tasks.gridsearch.surrogate import observation_lengths
 
 #: the acquisition functions -> the kernel's code
@@ -86,8 +87,6 @@ PMU_DRAWS = 1000
 PMU_SEED = 2018
 #: families with the exploration bonus beta
 HAS_BETA = {"UCB", LOCAL_PREFIX + "UCB"}
-#: the choice rules: ``published`` value -> the kernel's code (module docstring)
-RULES = {False: 0, "plain": 0, True: 1, "wu2020": 1, "wu2018": 2, "wu2018-line": 3}
 #: the smoothing of the 2018 code's improvement families: sqrt(machine epsilon)
 EPS_2018 = math.sqrt(np.finfo(float).eps)
 
@@ -110,15 +109,6 @@ def base_family(family: str) -> str:
 
 def is_local(family: str) -> bool:
     return family_code(family) >= LOCAL
-
-
-def rule_code(published) -> int:
-    """The kernel's code of a ``published`` value (:data:`RULES`)."""
-    try:
-        return RULES[published]
-    except (KeyError, TypeError):
-        names = ", ".join(repr(k) for k in RULES if isinstance(k, str))
-        raise ValueError(f"unknown choice rule {published!r}; expected False, True or one of {names}") from None
 
 
 def local_weights(options, published=False) -> np.ndarray:
@@ -200,7 +190,7 @@ def _pmu(m, v, dm, dv, eps, q, qt):
 @numba.njit(cache=True)
 def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, rule, wloc, eps, ll, grad):
     """Per round r: ``ll[r]`` and ``grad[r] = d ll[r] / d (theta, beta, tau)`` (theta: the surrogate's parameter).
-    ``family`` and ``rule`` are codes (:data:`REGISTRY`, :data:`RULES`); ``wloc`` the local weights (P, P) of a
+    ``family`` and ``rule`` are codes (:data:`REGISTRY`, :data:`~.rules.RULES`); ``wloc`` the local weights (P, P) of a
     local family (:func:`local_weights`), ``eps`` PMU's draws (:func:`pmu_draws`)."""
     local = family >= 8
     base = family - 8 if local else family

@@ -1,7 +1,7 @@
 """The grid studies' published maximum-likelihood protocols as data (issue 32, item 3).
 
 A protocol says which models a study fitted (their names as in the authors' result files, and the surrogate and
-acquisition family each stands for), under which choice rule (:data:`~ibo_pymc.tasks.gridsearch.choice.RULES`),
+acquisition family each stands for), under which choice rule (:data:`~ibo_pymc.tasks.gridsearch.rules.RULES`),
 in which search box (every parameter on the log scale), over which cross-validation folds, and how a
 participant's pseudo-R2 is formed: ``1 - nLL / (n ln K)``, ``n`` the choices scored and ``K`` the options.
 
@@ -63,7 +63,7 @@ class Fold:
 @dataclass(frozen=True)
 class Protocol:
     name: str
-    #: the choice rule of the likelihood (:data:`~ibo_pymc.tasks.gridsearch.choice.RULES`)
+    #: the choice rule of the likelihood (:data:`~ibo_pymc.tasks.gridsearch.rules.RULES`)
     rule: object
     models: tuple[Model, ...]
     #: the search box of every parameter, on the log scale

@@ -38,6 +38,7 @@ import numba
 import numpy as np
 
 from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
+from ibo_pymc.tasks.gridsearch.rules import rule_code
 
 #: the GP's observation noise variance (fixed, as in the published models)
 NOISE = 1e-4
@@ -248,7 +249,7 @@ def gp_posterior(
     ``dmu``, ``dvar`` are the derivatives in ``lam`` (zeros unless ``grad``).
     ``lengths`` (R,) the observations per round (default: all T).
 
-    ``published`` (a choice rule of :data:`~ibo_pymc.tasks.gridsearch.choice.RULES`, true but
+    ``published`` (a choice rule of :data:`~ibo_pymc.tasks.gridsearch.rules.RULES`, true but
     for ``"plain"``) reproduces one detail of the published GP code: with a
     single observation, the option observed gets the noise added to its
     cross-covariance too (the kernel adds it whenever its two inputs are
@@ -263,8 +264,6 @@ def gp_posterior(
     ``"wu2020"`` (``True``) it is 0, as the 2020 reproduction was validated and made
     with; its families (UCB, mean, variance) move by 1e-8 at most between the two.
     """
-    from ibo_pymc.tasks.gridsearch.choice import rule_code  # here: choice imports this module
-
     rule_code(published)  # an unknown rule is refused, not taken for the 2020 one
     choices = np.ascontiguousarray(choices, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=float)
