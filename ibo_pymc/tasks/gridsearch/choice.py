@@ -192,9 +192,9 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
     """Per round r: ``ll[r]`` and ``grad[r] = d ll[r] / d (theta, beta, tau)`` (theta: the surrogate's parameter).
     ``family`` and ``rule`` are codes (:data:`REGISTRY`, :data:`~.rules.RULES`); ``wloc`` the local weights (P, P) of a
     local family (:func:`local_weights`), ``eps`` PMU's draws (:func:`pmu_draws`)."""
-    local = family >= 8
-    base = family - 8 if local else family
-    smooth = 1.4901161193847656e-08 if rule >= 2 else 0.0  # the 2018 code's smoothing of EI and PI
+    local = family >= LOCAL
+    base = family - LOCAL if local else family
+    smooth = EPS_2018 if rule >= 2 else 0.0  # the 2018 code's smoothing of EI and PI
     R = mu.shape[0]
     P = mu.shape[2]
     q = np.empty(P)
@@ -316,7 +316,7 @@ def choice_loglik(post, choices, y, family, beta, tau, *, lengths=None, publishe
 
     code = family_code(family) if isinstance(family, str) else int(family)
     rule = rule_code(published)
-    if rule == RULES["wu2020"] and code % LOCAL in (1, 2, 5):
+    if rule == RULES["wu2020"] and code % LOCAL in (ACQUISITIONS["EI"], ACQUISITIONS["PI"], ACQUISITIONS["PMU"]):
         raise ValueError("the 2020 published choice rule applies to UCB, mean and variance, not EI, PI or PMU")
     mu, var, dmu, dvar = post
     wloc = local_weights(options or GRID_8X8, published) if code >= LOCAL else NO_WEIGHTS

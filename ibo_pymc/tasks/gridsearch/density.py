@@ -212,7 +212,7 @@ def pack(
         choices.ravel(),
         np.asarray(y, float).ravel(),
         options.sqdist.ravel(),
-        (local_weights(options) if family_code(family) >= LOCAL else np.ones((options.size, options.size))).ravel(),
+        np.broadcast_to(_weights(family, options), (options.size, options.size)).ravel(),
         draws.ravel() if head[12] else np.zeros(0),
     ]
     return np.ascontiguousarray(np.concatenate([np.asarray(a, float) for a in parts]))

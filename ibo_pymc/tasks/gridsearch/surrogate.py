@@ -38,7 +38,7 @@ import numba
 import numpy as np
 
 from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
-from ibo_pymc.tasks.gridsearch.rules import rule_code
+from ibo_pymc.tasks.gridsearch.rules import RULES, rule_code
 
 #: the GP's observation noise variance (fixed, as in the published models)
 NOISE = 1e-4
@@ -264,17 +264,17 @@ def gp_posterior(
     ``"wu2020"`` (``True``) it is 0, as the 2020 reproduction was validated and made
     with; its families (UCB, mean, variance) move by 1e-8 at most between the two.
     """
-    rule_code(published)  # an unknown rule is refused, not taken for the 2020 one
+    rule = rule_code(published)  # an unknown rule is refused, not taken for the 2020 one
     choices = np.ascontiguousarray(choices, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=float)
     mu, var, dmu, dvar = _gp_all(
         choices, y, observation_lengths(choices, lengths), float(lam), options.sqdist, float(noise), bool(grad)
     )
-    if published and published != "plain" and choices.shape[1] > 1:
+    if rule != RULES["plain"] and choices.shape[1] > 1:
         rows = np.arange(choices.shape[0])
         first = choices[:, 0]
         mu[rows, 0, first] = y[:, 0]
-        var[rows, 0, first] = PUBLISHED_FIRST_VAR if str(published).startswith("wu2018") else 0.0
+        var[rows, 0, first] = PUBLISHED_FIRST_VAR if rule >= RULES["wu2018"] else 0.0
         dmu[rows, 0, first] = 0.0
         dvar[rows, 0, first] = 0.0
     return mu, var, dmu, dvar
