@@ -1,6 +1,7 @@
 """Recovery of simulated populations by the hierarchical model (issue 19).
 
     python benchmarks/hierarchical_recovery.py [--cohorts 12] [--subjects 12] [--rounds 100] [--workers 2] [--csv FILE]
+                                               [--resume]
 
 Each cohort: subjects drawn from a known population
 (:class:`ibo_pymc.tasks.hotspot.simulate.population.PopulationTruth`,
@@ -8,7 +9,8 @@ defaults), each fitted alone (ũ±, 4 chains x 500 draws), then the hierarchical
 Prints the coverage of the 90% intervals of the population quantities over the cohorts, the convergence, and
 the subjects' mean absolute error independent vs hierarchical (shrinkage); writes every row to --csv, rewritten
 (atomically) after each cohort, so the file always holds the cohorts finished so far, whole, and a run stopped
-early keeps them; a progress line is printed per finished cohort.
+early keeps them; a progress line is printed per finished cohort. ``--resume`` keeps the cohorts --csv already
+holds (a cohort is its seed, so a resumed run is the run that was stopped) and fits only the others.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--csv", type=Path, default=None)
+    ap.add_argument("--resume", action="store_true", help="keep the cohorts --csv holds, fit the others")
     args = ap.parse_args()
+    if args.resume and args.csv is None:
+        ap.error("--resume needs --csv (the file whose cohorts it keeps)")
 
     from ibo_pymc.execution import Job, open_executor, run_jobs
     from ibo_pymc.io import write_csv
@@ -38,14 +43,17 @@ def main() -> int:
 
     truth = PopulationTruth()
     t0 = time.perf_counter()
-    tasks = [
-        Job(f"cohort {s}", recovery_replicate, (truth, args.subjects, args.rounds, s)) for s in range(args.cohorts)
-    ]
     finished: dict[int, pd.DataFrame] = {}
+    if args.resume and args.csv.exists():
+        kept = pd.read_csv(args.csv)
+        finished = {int(s): rows.reset_index(drop=True) for s, rows in kept.groupby("seed") if s < args.cohorts}
+        print(f"resuming: cohorts {', '.join(map(str, sorted(finished)))} kept from {args.csv}", flush=True)
+    seeds = [s for s in range(args.cohorts) if s not in finished]
+    tasks = [Job(f"cohort {s}", recovery_replicate, (truth, args.subjects, args.rounds, s)) for s in seeds]
 
     def keep(i, rows):
-        finished[i] = rows
-        print(f"cohort {i} done ({len(finished)}/{args.cohorts}, {time.perf_counter() - t0:.0f} s)", flush=True)
+        finished[seeds[i]] = rows
+        print(f"cohort {seeds[i]} done ({len(finished)}/{args.cohorts}, {time.perf_counter() - t0:.0f} s)", flush=True)
         if args.csv:
             rows = pd.concat([finished[k] for k in sorted(finished)], ignore_index=True)
             write_csv(rows, args.csv, float_format="%.6g")
@@ -54,7 +62,7 @@ def main() -> int:
         out = run_jobs(tasks, ex, label="cohorts", on_result=keep)
     for f in out.failures:
         print("failed:", f)
-    df = pd.concat([r for r in out.results if r is not None], ignore_index=True)
+    df = pd.concat([finished[k] for k in sorted(finished)], ignore_index=True)
     pop = df[df["quantity"] != "subject_error"]
     cov = pop.groupby(["quantity", "label"], sort=False)["covered"].agg(["mean", "count"])
     print(
