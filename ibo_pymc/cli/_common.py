@@ -98,17 +98,40 @@ def add_task_option(p: ArgumentParser, *, supported: tuple[str, ...] = TASK_NAME
     p.supported_tasks = supported
 
 
-def load_task_subjects(args, *, named_only: bool = False):
-    """``(task, data set, subjects)`` that ``--task``, ``--data`` and ``--subject`` name (the task through the
-    registry; every subject checked to be in the data). ``named_only``: the command uses only the subjects
-    named, so the task may read only theirs (not for commands whose results depend on the whole data set, such
-    as a seeded random split)."""
+def add_where_options(p: ArgumentParser, *, context_help: str = "") -> None:
+    """``--context`` and ``--experiment``: which part of each participant's data the grid task fits. The data
+    decide which applies (:meth:`ibo_pymc.tasks.gridsearch.GridSearchTask.where`): Wu et al. 2020's data have
+    contexts, Wu et al. 2018's experiments; the other is refused."""
+    p.task_option(
+        "--context",
+        tasks={"gridsearch": None},
+        choices=("spatial", "conceptual"),
+        help="gridsearch, Wu et al. 2020's data: which version of the task (default spatial)" + context_help,
+    )
+    p.task_option(
+        "--experiment",
+        tasks={"gridsearch": None},
+        choices=("1d", "2d"),
+        help="gridsearch, Wu et al. 2018's data: the experiment, 1d (a line of 30 options) or 2d (an 11 x 11 "
+        "grid); without --data it names that study (default $IBO_DATA_DIR/gridsearch2018, else fetched)",
+    )
+
+
+def load_task_subjects(args, *, named_only: bool = False, narrow: bool = True):
+    """``(task, data set, subjects, where)`` that ``--task``, ``--data``, ``--subject`` and the task's where
+    options (``--context``, ``--experiment``) name: the task through the registry, the data set narrowed to what
+    the where options pick (:meth:`where` of the task), every subject checked to be in it, and ``where`` the
+    keyword arguments the task's methods take for it. ``named_only``: the command uses only the subjects named,
+    so the task may read only theirs (not for commands whose results depend on the whole data set, such as a
+    seeded random split). ``narrow=False``: the command covers every part of the data (``where`` empty)."""
     from ibo_pymc.tasks import get_task
 
     task = get_task(args.task)
     named = args.subject if named_only and args.subject not in (None, "all") else None
-    dataset = task.load(args.data, progress=not getattr(args, "quiet", False), subjects=named)
-    return task, dataset, task_subjects(task, dataset, args.subject)
+    given = {k: v for k in task.where_options if (v := getattr(args, k, None)) is not None}
+    dataset = task.load(args.data, progress=not getattr(args, "quiet", False), subjects=named, **given)
+    dataset, where = task.where(dataset, **given) if narrow else (dataset, {})
+    return task, dataset, task_subjects(task, dataset, args.subject), where
 
 
 def fit_settings(args) -> dict:

@@ -37,6 +37,7 @@ from ibo_pymc.cli._common import (
     add_execution_options,
     add_task_option,
     add_tune_option,
+    add_where_options,
     check_suffix,
     executor,
     fit_settings,
@@ -82,12 +83,7 @@ def build_parser() -> ArgumentParser:
 
     r = sub.add_parser("run", help="fit the cohort (or reuse saved fits), then BMS of models and families")
     add_task_option(r)
-    r.task_option(
-        "--context",
-        tasks={"gridsearch": "spatial"},
-        choices=("spatial", "conceptual"),
-        help="gridsearch: which version of the task (default spatial)",
-    )
+    add_where_options(r)
     add_data_option(r)
     r.add_argument("--out", metavar="DIR", required=True, help="folder of the tables and the figure")
     r.add_argument(
@@ -112,12 +108,7 @@ def build_parser() -> ArgumentParser:
         "(hotspot: one model, ũ± by default; gridsearch: one surrogate in one context)",
     )
     add_task_option(h)
-    h.task_option(
-        "--context",
-        tasks={"gridsearch": "spatial"},
-        choices=("spatial", "conceptual"),
-        help="gridsearch: which version of the task (default spatial)",
-    )
+    add_where_options(h)
     h.task_option(
         "--surrogate",
         tasks={"gridsearch": "GP"},
@@ -250,10 +241,9 @@ def _cmd_run(args) -> int:
     from ibo_pymc.population.selection import FILES, cohort_bms, write_cohort
 
     out, fits = _out_and_fits(args)
-    task, table, subjects = load_task_subjects(args)
+    task, table, subjects, where = load_task_subjects(args)
     fits = fits.resolve()
     fits.mkdir(parents=True, exist_ok=True)
-    where = {k: getattr(args, k) for k in task.where_options}
     labels = task.model_labels
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     with executor(args) as ex:
@@ -286,11 +276,10 @@ def _cmd_hierarchical(args) -> int:
 
     out, fits_dir = _out_and_fits(args)
     fits_dir = fits_dir.resolve()
-    task, data, subjects = load_task_subjects(args)
+    task, data, subjects, where = load_task_subjects(args)
     if len(subjects) < 2:
         raise InputError("a hierarchical model needs at least two subjects", field="--subject")
     model = getattr(args, task.model_option)
-    where = {k: getattr(args, k) for k in task.where_options}
     settings = fit_settings(args)
     split = task.load_split(args.split, data) if args.split else None
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))

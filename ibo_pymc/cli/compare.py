@@ -11,6 +11,7 @@ from ibo_pymc.cli._common import (
     add_execution_options,
     add_fit_options,
     add_task_option,
+    add_where_options,
     check_suffix,
     executor,
     fit_settings,
@@ -35,12 +36,10 @@ def build_parser() -> ArgumentParser:
         required=True,
         help="subject number (hotspot: 1..28; gridsearch: the participant's id), numbers separated by commas, or 'all'",
     )
-    p.task_option(
-        "--context",
-        tasks={"gridsearch": "spatial"},
-        choices=("spatial", "conceptual"),
-        help="gridsearch: which version of the task (default spatial); the GP is compared with the "
-        "Bayesian mean tracker by reliable LOO over rounds, families marginalised",
+    add_where_options(
+        p,
+        context_help="; the GP is compared with the Bayesian mean tracker by reliable LOO over rounds, families "
+        "marginalised",
     )
     add_data_option(p)
     p.task_option(
@@ -79,11 +78,11 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     check_suffix(args.csv, "--csv", (".csv",))
     check_suffix(args.plot, "--plot", (".png", ".pdf"))
-    task, dataset, subjects = load_task_subjects(args)
+    task, dataset, subjects, where = load_task_subjects(args)
     options = (
         {"split": args.split, "holdout": not args.no_holdout, "refit": not args.no_refit}
         if args.task == "hotspot"
-        else {o: getattr(args, o) for o in task.where_options}
+        else where
     )
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     folder = Path(args.fits).resolve()  # workers on other machines see the same (shared) folder

@@ -11,6 +11,7 @@ from ibo_pymc.cli._common import (
     add_execution_options,
     add_fit_options,
     add_task_option,
+    add_where_options,
     check_suffix,
     executor,
     fit_settings,
@@ -30,12 +31,7 @@ def build_parser() -> ArgumentParser:
         "several participants: their family probabilities. Saved fits are reused.",
     )
     add_task_option(p)
-    p.task_option(
-        "--context",
-        tasks={"gridsearch": "spatial"},
-        choices=("spatial", "conceptual"),
-        help="gridsearch: which version of the task (default spatial)",
-    )
+    add_where_options(p)
     p.task_option(
         "--surrogate", tasks={"gridsearch": "GP"}, choices=("GP", "BMT"), help="gridsearch: the surrogate (default GP)"
     )
@@ -69,10 +65,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
     from ibo_pymc.io import save_figure
 
-    task, table, subjects = load_task_subjects(args, named_only=True)
+    task, table, subjects, where = load_task_subjects(args, named_only=True)
     folder = Path(args.fits).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    where = {k: getattr(args, k) for k in task.where_options}
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)

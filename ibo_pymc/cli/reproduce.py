@@ -62,7 +62,7 @@ def _main(argv: Sequence[str] | None) -> int:
         raise InputError("exists and is not a folder", path=out, field="--out")
     if args.task == "hotspot" and args.seed is not None and args.split != "random":
         raise InputError("--seed seeds a random split; it applies to --split random only", field="--seed")
-    task, dataset, subjects = load_task_subjects(args)
+    task, dataset, subjects, _ = load_task_subjects(args, narrow=False)  # every context
     options = {"split": args.split, "seed": args.seed} if args.task == "hotspot" else {}
     check_writable(out)  # the input is good: fail now, not after the fits
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))

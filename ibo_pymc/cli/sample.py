@@ -13,6 +13,7 @@ from ibo_pymc.cli._common import (
     add_execution_options,
     add_task_option,
     add_tune_option,
+    add_where_options,
     check_suffix,
     executor,
     fit_settings,
@@ -43,12 +44,7 @@ def build_parser() -> ArgumentParser:
         required=True,
         help="subject number (hotspot: 1..28; gridsearch: the participant's id), numbers separated by commas, or 'all'",
     )
-    p.task_option(
-        "--context",
-        tasks={"gridsearch": "spatial"},
-        choices=("spatial", "conceptual"),
-        help="gridsearch: which version of the task (default spatial)",
-    )
+    add_where_options(p)
     p.task_option(
         "--surrogate",
         tasks={"gridsearch": "GP"},
@@ -195,9 +191,8 @@ def _many(args, task, dataset, subjects, choice: dict, where: dict, settings: di
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    task, dataset, subjects = load_task_subjects(args, named_only=True)
+    task, dataset, subjects, where = load_task_subjects(args, named_only=True)
     choice = {task.model_option: getattr(args, task.model_option)}
-    where = {o: getattr(args, o) for o in task.where_options}
     settings = {**fit_settings(args), "sampler": args.sampler}
     if len(subjects) > 1 or args.subject == "all":
         return _many(args, task, dataset, subjects, choice, where, settings)

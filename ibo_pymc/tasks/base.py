@@ -43,6 +43,12 @@ class Task(Protocol):
     def subjects(self, dataset: Any) -> list[int]:
         """The subjects of a data set."""
 
+    def where(self, dataset: Any, **given) -> tuple[Any, dict]:
+        """``(dataset, where)``: what the task's where options (``where_options``, e.g. the grid task's
+        ``context`` and ``experiment``) pick in this data set, the data set narrowed to it and ``where`` the
+        keyword arguments of ``observations`` and the cohort methods; an option that does not apply to these
+        data is refused."""
+
     def observations(self, dataset: Any, subject: int, **where) -> Any:
         """One subject's observations (``where``: e.g. the grid task's ``context``)."""
 

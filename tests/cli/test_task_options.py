@@ -41,6 +41,9 @@ def _refused(prog, argv, capsys) -> str:
         ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--no-refit"], "--no-refit"),
         ("ibo-compare", ["--task", "gridsearch", "--subject", "4", "--plot", "p.png"], "--plot"),
         ("ibo-compare", ["--subject", "5", "--context", "spatial"], "--context"),
+        ("ibo-sample", ["--subject", "5", "--experiment", "2d"], "--experiment"),
+        ("ibo-cohort", ["hierarchical", "--out", "x", "--experiment", "1d"], "--experiment"),
+        ("ibo-data", ["summary", "--study", "gridsearch2018"], "--study"),
         ("ibo-cohort", ["run", "--out", "x", "--context", "spatial"], "--context"),
         ("ibo-plot", ["--task", "gridsearch", "--subject", "4", "--out", "x.png", "--model", "u"], "--model"),
         ("ibo-reproduce", ["--task", "gridsearch", "--split", "s.csv"], "--split"),
@@ -96,7 +99,9 @@ def test_task_defaults_follow_the_task(prog):
     hot = _parser(prog).parse_args(["--subject", "28"])
     grid = _parser(prog).parse_args(["--task", "gridsearch", "--subject", "4"])
     assert (hot.tune, grid.tune) == (500, 500)  # each its own configuration's (test below)
-    assert (hot.context, grid.context) == (None, "spatial")
+    # the grid task's --context and --experiment: not given unless given; the data decide which applies and its
+    # default (GridSearchTask.where, tests/tasks/gridsearch/test_studies.py)
+    assert (hot.context, grid.context, hot.experiment, grid.experiment) == (None, None, None, None)
     assert _parser(prog).parse_args(["--task", "gridsearch", "--subject", "4", "--tune", "77"]).tune == 77
     if prog == "ibo-sample":
         assert (hot.model, grid.model) == ("tau_pm", None) and (hot.surrogate, grid.surrogate) == (None, "GP")

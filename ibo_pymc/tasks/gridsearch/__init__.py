@@ -1,6 +1,10 @@
-"""The grid-search task (Wu et al. 2018, 2020): 64 options on an 8 x 8 grid, 20 choices per round.
+"""The grid-search task (Wu et al. 2018, 2020): a finite set of options with coordinates (Wu et al. 2020: an 8 x 8
+grid, 20 choices per round; Wu et al. 2018: a line of 30 and an 11 x 11 grid, rounds of two lengths).
 
 * :mod:`.data` -- the cognitivemaps study (fetched, pinned) or a tidy table -> per-participant rounds
+* :mod:`.gridsearch2018` -- Wu et al. 2018's two experiments (fetched, pinned) as a tidy table
+* :mod:`.studies` -- which study a data set is (the data decide), and reading either through one name
+* :mod:`.options` -- option sets: the options' coordinates and distances
 * :mod:`.surrogate` -- GP (RBF kernel) and Bayesian mean tracker posteriors before every choice
 * :mod:`.choice` -- acquisition families (UCB, EI, PI, mean, variance) and the softmax choice rule
 * :mod:`.likelihood` -- surrogate + family + softmax: each round's log-likelihood and gradient
@@ -27,34 +31,86 @@ class GridSearchTask:
     unit_name: str = "participant"
     #: the task's models: the surrogates (each participant is fitted under both for model comparison)
     models: tuple = ("GP", "BMT")
-    #: the command-line option that picks one model, and the options that pick the data within a participant
+    #: the command-line option that picks one model, and the options that pick the data within a participant:
+    #: ``context`` in Wu et al. 2020's data, ``experiment`` in Wu et al. 2018's (:meth:`where`)
     model_option: str = "surrogate"
-    where_options: tuple = ("context",)
+    where_options: tuple = ("context", "experiment")
+    #: the studies this task reads (``ibo-data --study``)
+    studies: tuple = ("cognitivemaps", "gridsearch2018")
 
-    def load(self, data=None, *, progress: bool = True, subjects=None):
-        """The tidy table of choices (:func:`.data.load`); the study is one table, read whole whatever
-        ``subjects`` names."""
-        from ibo_pymc.tasks.gridsearch.data import load
+    def load(self, data=None, *, progress: bool = True, subjects=None, study=None, context=None, experiment=None):
+        """The tidy table of choices (:func:`.studies.load`: the data decide the study); the study is one table,
+        read whole whatever ``subjects`` names. With no ``data``: the study ``study`` names, else the one the
+        options name (``experiment``: Wu et al. 2018), else Wu et al. 2020. A ``study`` that the data are not is
+        refused."""
+        from ibo_pymc.tasks.gridsearch.studies import load
 
-        return load(data, progress=progress)
+        if study is None and data is None and experiment is not None:
+            study = "gridsearch2018"
+        return load(data, progress=progress, study=study)
 
-    def fetch(self, dest=None, *, progress: bool = True):
-        """Download the study's pinned files into ``dest`` (default: the per-user cache), hash-checked."""
-        from ibo_pymc.tasks.gridsearch.data import fetch
+    def where(self, dataset, *, context=None, experiment=None) -> tuple:
+        """``(dataset, where)``: what ``--context`` or ``--experiment`` picks in this data set. Wu et al. 2020's
+        data (and a table in its layout): the context, default spatial; Wu et al. 2018's: the experiment, needed
+        when the data hold both (the participants' numbers restart in each), and the data set narrowed to it.
+        ``where`` is then ``{"context": ...}`` for every method that takes one (the 2018 experiment stands in
+        the place of the context: it is what one fit of a participant covers). The option the data do not have
+        is refused."""
+        from ibo_pymc.errors import InputError
+        from ibo_pymc.tasks.gridsearch.studies import study_of
 
-        return fetch(dest, progress=progress)
+        if study_of(dataset) == "cognitivemaps":
+            if experiment is not None:
+                raise InputError(
+                    "applies to Wu et al. 2018's data (experiments 1d and 2d); these data have contexts "
+                    "(spatial, conceptual): use --context",
+                    field="--experiment",
+                )
+            return dataset, {"context": context or "spatial"}
+        if context is not None:
+            raise InputError(
+                "applies to Wu et al. 2020's data (spatial, conceptual); these are Wu et al. 2018's "
+                "(experiments 1d, 2d): use --experiment",
+                field="--context",
+            )
+        held = sorted(dataset["experiment"].unique())
+        if experiment is None:
+            if len(held) > 1:
+                raise InputError(
+                    f"the data hold experiments {' and '.join(held)}, whose participants are numbered apart; "
+                    "name one with --experiment",
+                    field="--experiment",
+                )
+            experiment = held[0]
+        if experiment not in held:
+            raise InputError(
+                f"the data hold experiment{'s' if len(held) > 1 else ''} {', '.join(held)}, not {experiment}",
+                field="--experiment",
+            )
+        return dataset[dataset["experiment"] == experiment].reset_index(drop=True), {"context": experiment}
 
-    def verify(self, data=None) -> tuple:
-        """``(folder, {file: what is wrong})`` for the study's pinned files in the folder ``data`` names."""
+    def fetch(self, dest=None, *, progress: bool = True, study: str = "cognitivemaps"):
+        """Download a study's pinned files (``study``: cognitivemaps, Wu et al. 2020; gridsearch2018, Wu et al.
+        2018) into ``dest`` (default: the per-user cache), hash-checked."""
+        from ibo_pymc.tasks.gridsearch.studies import module
+
+        return module(study).fetch(dest, progress=progress)
+
+    def verify(self, data=None, *, study: str | None = None) -> tuple:
+        """``(folder, {file: what is wrong})`` for a study's pinned files in the folder ``data`` names (the
+        study: ``study``, else the one whose files the folder holds, else cognitivemaps)."""
         from ibo_pymc.data.fetch import check_pinned
-        from ibo_pymc.tasks.gridsearch.data import FILES, resolve_data_dir
+        from ibo_pymc.tasks.gridsearch.studies import folder_study, module
 
-        folder = resolve_data_dir(data)
-        return folder, check_pinned(folder, FILES)
+        if study is None and data is not None:
+            study = folder_study(data)
+        m = module(study or "cognitivemaps")
+        folder = m.resolve_data_dir(data)
+        return folder, check_pinned(folder, m.FILES)
 
     def summary(self, dataset):
         """One row per participant and context (:func:`.data.summary`)."""
-        from ibo_pymc.tasks.gridsearch.data import summary
+        from ibo_pymc.tasks.gridsearch.studies import summary
 
         return summary(dataset)
 
@@ -75,10 +131,12 @@ class GridSearchTask:
 
         return subjects(dataset)
 
-    def observations(self, dataset, subject: int, *, context: str = "spatial", **where):
-        from ibo_pymc.tasks.gridsearch.data import MODEL_ROUNDS, grid_rounds
+    def observations(self, dataset, subject: int, *, context: str = "spatial", rounds=None):
+        """One participant's rounds in one context (:func:`.studies.grid_rounds`; a Wu et al. 2018 table: the
+        experiment in the context's place); ``rounds``: default the rounds the study's models fit."""
+        from ibo_pymc.tasks.gridsearch.studies import grid_rounds
 
-        return grid_rounds(dataset, subject, context, where.get("rounds", MODEL_ROUNDS))
+        return grid_rounds(dataset, subject, context, rounds)
 
     def fit(self, observations, **config):
         from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, fit
@@ -189,8 +247,17 @@ class GridSearchTask:
         (participant,context,model,nLL,R2,lambda,beta,tau,error_variance) and ``folds``."""
         import pandas as pd
 
+        from ibo_pymc.errors import InputError
         from ibo_pymc.tasks.base import Reproduction
         from ibo_pymc.tasks.gridsearch.mle import reproduce
+        from ibo_pymc.tasks.gridsearch.studies import study_of
+
+        if study_of(dataset) != "cognitivemaps":
+            raise InputError(
+                "the published protocol of Wu et al. 2018 (24 models per experiment) is not reproduced yet "
+                "(issue 32, item 3); this command reproduces Wu et al. 2020 (the cognitivemaps data)",
+                field="--data",
+            )
 
         fits, folds = reproduce(dataset, subjects, executor=executor)
         means = fits.groupby(["context", "model"])["R2"].mean().unstack()

@@ -136,8 +136,8 @@ def cohort_fits(
     from dataclasses import replace
 
     from ibo_pymc.execution import Job, run_jobs
-    from ibo_pymc.tasks.gridsearch.data import grid_rounds
     from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
+    from ibo_pymc.tasks.gridsearch.studies import grid_rounds
 
     config = GridSearchConfig(**settings)
     jobs = [
@@ -207,8 +207,8 @@ def compare_cohort(table, subjects, folder, *, context: str = "spatial", executo
     summed elpd_loo."""
     from ibo_pymc.execution import Job, run_jobs
     from ibo_pymc.tasks.base import Comparison
-    from ibo_pymc.tasks.gridsearch.data import grid_rounds
     from ibo_pymc.tasks.gridsearch.model import GridSearchConfig
+    from ibo_pymc.tasks.gridsearch.studies import grid_rounds
 
     config = GridSearchConfig(**settings)
     jobs = [

@@ -128,6 +128,11 @@ def fetch(dest: str | Path | None = None, *, progress: bool = True) -> Path:
     return fetch_study(STUDY, FILES, dest, progress=progress)
 
 
+def experiment_file(experiment: str) -> str:
+    """The participants' file of one experiment (``experimentData1D.csv``, ``experimentData2D.csv``)."""
+    return _LAYOUT[experiment][0]
+
+
 def environment_file(experiment: str, environment: str) -> str:
     """The file of one experiment's environments of one class (``kernel1``: rough, ``kernel2``: smooth)."""
     return f"env{experiment.upper()}_kernel{ENVIRONMENTS.index(environment) + 1}.json"
@@ -241,16 +246,20 @@ def _int_list(text: str, path: Path, line: int, field: str) -> np.ndarray:
     return v.astype(int)
 
 
-def grid_rounds(table: pd.DataFrame, subject: int, experiment: str) -> GridRounds:
+def grid_rounds(table: pd.DataFrame, subject: int, experiment: str, rounds=None) -> GridRounds:
     """One participant's rounds of one experiment as the grid task's model takes them: the experiment's option
-    set, every round in the order played padded to the longest (its ``lengths``: horizon + 1 clicks), the
-    unscaled reward ``z`` (the model sees (z - 50) / 100, as the authors' models did), the environment class
-    and each round's environment."""
+    set, every round in the order played (or those of ``rounds``) padded to the longest (its ``lengths``:
+    horizon + 1 clicks), the unscaled reward ``z`` (the model sees (z - 50) / 100, as the authors' models did),
+    the environment class and each round's environment."""
     if experiment not in OPTIONS:
-        raise InputError(f"expected one of {', '.join(EXPERIMENTS)}, got {experiment!r}", field="experiment")
+        raise InputError(f"expected one of {', '.join(EXPERIMENTS)}, got {experiment!r}", field="--experiment")
     d = table[(table["experiment"] == experiment) & (table["subject"] == int(subject))]
     if d.empty:
         raise InputError(f"participant {subject} is not in the {experiment} experiment's data", field="--subject")
+    if rounds is not None:
+        d = d[d["round"].isin(list(rounds))]
+        if d.empty:
+            raise InputError(f"participant {subject} has none of rounds {list(rounds)} in {experiment}", field="round")
     options = OPTIONS[experiment]
     rounds = np.sort(d["round"].unique())
     lengths = d.groupby("round")["trial"].max().loc[rounds].to_numpy(dtype=np.int64)
@@ -273,3 +282,21 @@ def grid_rounds(table: pd.DataFrame, subject: int, experiment: str) -> GridRound
         options,
         lengths if (lengths != T).any() else None,
     )
+
+
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per participant and experiment: rounds, clicks, the mean reward (``z``, about 0-100) after the
+    random first click of each round, the environment class and the payoff condition."""
+    chosen = table[table["trial"] > 1]
+    key = ["subject", "experiment"]
+    g = table.groupby(key, sort=True)
+    out = pd.DataFrame(
+        {
+            "rounds": g["round"].nunique(),
+            "choices": g.size(),
+            "mean_reward": chosen.groupby(key)["z"].mean(),
+            "environment": g["environment"].first(),
+            "payoff": g["payoff"].first(),
+        }
+    )
+    return out.reset_index().sort_values(["experiment", "subject"]).rename(columns={"subject": "participant"})

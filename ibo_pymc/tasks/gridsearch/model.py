@@ -64,6 +64,10 @@ PRIORS = {
 }
 
 
+#: the seed stream of each part of a participant's data (:meth:`GridSearchModel.seed_entropy`)
+_PART = {"spatial": 0, "conceptual": 1, "1d": 2, "2d": 3}
+
+
 @dataclass(frozen=True)
 class GridSearchConfig(EngineConfig):
     """What is fitted (surrogate, families, priors) and how (the engine's settings, with this task's defaults:
@@ -206,7 +210,8 @@ class GridSearchModel(IBOModelBase):
         }
 
     def seed_entropy(self) -> list[int]:
-        return [int(self.config.seed), int(self.obs.subject), 0 if self.obs.context == "spatial" else 1]
+        # a participant's part: 2020's contexts 0 and 1 as ever, 2018's experiments (numbered apart) 2 and 3
+        return [int(self.config.seed), int(self.obs.subject), _PART.get(self.obs.context, 1)]
 
     def file_name(self) -> str:
         return fit_file_name(self.obs.subject, self.obs.context, self.config.surrogate)

@@ -268,6 +268,12 @@ class HotspotTask:
     def subjects(self, dataset) -> list[int]:
         return list(dataset.subjects)
 
+    def where(self, dataset, **given) -> tuple:
+        """``(dataset, where)``: the hotspot task fits every round of a subject; it has no where options."""
+        if given:
+            raise TypeError(f"the hotspot task has no {', '.join(given)}")
+        return dataset, {}
+
     def observations(self, dataset, subject: int, **where):
         if where:
             raise TypeError(f"the hotspot task has no {', '.join(where)}")
