@@ -80,32 +80,33 @@ def _round_loglik(choices, y, lengths, d2i, wloc, eps, surrogate, family, theta,
 
 @numba.njit(cache=True)
 def _unpack(buf):
+    # the float parts are views of the buffer (the rewards, the local weights, the PMU draws: up to S x P values
+    # that a copy would move at every gradient); the integer parts are converted, the squared distances once per
+    # call (P x P)
     R = int(buf[0])
     T = int(buf[1])
     P = int(buf[11])
     S = int(buf[12])
     lengths = np.empty(R, dtype=np.int64)
     choices = np.empty((R, T), dtype=np.int64)
-    y = np.empty((R, T))
     d2i = np.empty((P, P), dtype=np.int64)
-    wloc = np.empty((P, P))
     for r in range(R):
         lengths[r] = int(buf[_H + r])
     off = _H + R
     for r in range(R):
         for t in range(T):
             choices[r, t] = int(buf[off + r * T + t])
-            y[r, t] = buf[off + R * T + r * T + t]
+    y = buf[off + R * T : off + 2 * R * T].reshape((R, T))
     off += 2 * R * T
     for i in range(P):
         for j in range(P):
             d2i[i, j] = int(buf[off + i * P + j])
-            wloc[i, j] = buf[off + P * P + i * P + j]
+    wloc = buf[off + P * P : off + 2 * P * P].reshape((P, P))
     off += 2 * P * P
-    eps = np.zeros((max(S, 1), P if S > 0 else 1))
-    for n in range(S):
-        for j in range(P):
-            eps[n, j] = buf[off + n * P + j]
+    if S > 0:
+        eps = buf[off : off + S * P].reshape((S, P))
+    else:
+        eps = np.zeros((1, 1))
     return choices, y, lengths, d2i, wloc, eps
 
 
