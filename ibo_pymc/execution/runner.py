@@ -206,7 +206,8 @@ def _accept(on_result, i: int, value) -> Exception | None:
 
 
 def _call(job: Job):
-    """Run a job (what a Dask worker is given: the job itself, so that its keyword arguments stay its own)."""
+    """Run a job (what a Dask worker or a pool's process is given: the job itself, so that its keyword arguments
+    stay its own and every executor runs it the same way)."""
     return job()
 
 
@@ -262,7 +263,7 @@ def _completions_pool(executor, tasks: list[Job]) -> Iterator[tuple[int, Any, Ba
     """The same on a ``concurrent.futures`` executor."""
     from concurrent.futures import as_completed
 
-    futures = {executor.submit(tasks[i].fn, *tasks[i].args, **tasks[i].kwargs): i for i in start_order(tasks)}
+    futures = {executor.submit(_call, tasks[i]): i for i in start_order(tasks)}  # the job whole, as on Dask
     try:
         for f in as_completed(futures):
             exc = f.exception()
