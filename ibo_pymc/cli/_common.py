@@ -117,20 +117,20 @@ def add_where_options(p: ArgumentParser, *, context_help: str = "") -> None:
     )
 
 
-def load_task_subjects(args, *, named_only: bool = False, narrow: bool = True):
+def load_task_subjects(args, *, named_only: bool = False):
     """``(task, data set, subjects, where)`` that ``--task``, ``--data``, ``--subject`` and the task's where
     options (``--context``, ``--experiment``) name: the task through the registry, the data set narrowed to what
     the where options pick (:meth:`where` of the task), every subject checked to be in it, and ``where`` the
     keyword arguments the task's methods take for it. ``named_only``: the command uses only the subjects named,
     so the task may read only theirs (not for commands whose results depend on the whole data set, such as a
-    seeded random split). ``narrow=False``: the command covers every part of the data (``where`` empty)."""
+    seeded random split)."""
     from ibo_pymc.tasks import get_task
 
     task = get_task(args.task)
     named = args.subject if named_only and args.subject not in (None, "all") else None
     given = {k: v for k in task.where_options if (v := getattr(args, k, None)) is not None}
     dataset = task.load(args.data, progress=not getattr(args, "quiet", False), subjects=named, **given)
-    dataset, where = task.where(dataset, **given) if narrow else (dataset, {})
+    dataset, where = task.where(dataset, **given)
     return task, dataset, task_subjects(task, dataset, args.subject), where
 
 

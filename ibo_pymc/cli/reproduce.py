@@ -27,7 +27,8 @@ def build_parser() -> ArgumentParser:
         description="Reproduce a study's published fits. hotspot (default): fit u, ũ and ũ± to every subject with "
         "the paper's grid method and write Tables 1 and 2. gridsearch: the published maximum-likelihood "
         "leave-one-round-out fits of GP-UCB and BMT-UCB per participant and context, written to fits.csv "
-        "(participant,context,model,nLL,R2,lambda,beta,tau,error_variance) and folds.csv.",
+        "(participant,context,model,nLL,R2,lambda,beta,tau,error_variance) and folds.csv; with --experiment "
+        "(Wu et al. 2018's data), that experiment's 24 models, leaving out each round within its horizon.",
     )
     add_task_option(p)
     add_data_option(p)
@@ -46,6 +47,13 @@ def build_parser() -> ArgumentParser:
         "80/20 split, shipped with the package), 'random' (a seeded random 80/20 split, see --seed) or a "
         "split file (subject,session_id,set)",
     )
+    p.task_option(
+        "--experiment",
+        tasks={"gridsearch": None},
+        choices=("1d", "2d"),
+        help="gridsearch, Wu et al. 2018's data: the experiment, 1d (a line of 30 options) or 2d (an 11 x 11 "
+        "grid); without --data it names that study (default $IBO_DATA_DIR/gridsearch2018, else fetched)",
+    )
     p.task_option("--seed", tasks={"hotspot": None}, type=seed_int, help="hotspot: seed of --split random (default 0)")
     p.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default: ./ibo-results)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
@@ -62,7 +70,7 @@ def _main(argv: Sequence[str] | None) -> int:
         raise InputError("exists and is not a folder", path=out, field="--out")
     if args.task == "hotspot" and args.seed is not None and args.split != "random":
         raise InputError("--seed seeds a random split; it applies to --split random only", field="--seed")
-    task, dataset, subjects, _ = load_task_subjects(args, narrow=False)  # every context
+    task, dataset, subjects, _ = load_task_subjects(args)  # 2020: every context; 2018: the experiment
     options = {"split": args.split, "seed": args.seed} if args.task == "hotspot" else {}
     check_writable(out)  # the input is good: fail now, not after the fits
     log = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))

@@ -242,22 +242,38 @@ class GridSearchTask:
         return GridSearchModel.load(path)
 
     def reproduce(self, dataset, *, subjects=None, executor=None, log=None):
-        """The published maximum-likelihood leave-one-round-out fits of GP-UCB and BMT-UCB per participant and
-        context (:func:`.mle.reproduce`) as a :class:`~ibo_pymc.tasks.base.Reproduction`: ``fits``
-        (participant,context,model,nLL,R2,lambda,beta,tau,error_variance) and ``folds``."""
+        """The published maximum-likelihood cross-validation of the study the data are, as a
+        :class:`~ibo_pymc.tasks.base.Reproduction` with tables ``fits`` and ``folds``:
+
+        * Wu et al. 2020 (:func:`.mle.reproduce`): GP-UCB and BMT-UCB per participant and context, leaving out
+          each round (``fits``: participant,context,model,nLL,R2,lambda,beta,tau,error_variance);
+        * Wu et al. 2018, one experiment (the data set narrowed to it, :meth:`where`;
+          :func:`.mle_tabulated.reproduce`): the 24 models per participant, leaving out each round within its
+          horizon (``fits``: participant,experiment,model,surrogate,family,nLL,R2,lambda,error_variance,beta,tau;
+          parameters the medians over folds).
+        """
         import pandas as pd
 
         from ibo_pymc.errors import InputError
         from ibo_pymc.tasks.base import Reproduction
-        from ibo_pymc.tasks.gridsearch.mle import reproduce
         from ibo_pymc.tasks.gridsearch.studies import study_of
 
-        if study_of(dataset) != "cognitivemaps":
-            raise InputError(
-                "the published protocol of Wu et al. 2018 (24 models per experiment) is not reproduced yet "
-                "(issue 32, item 3); this command reproduces Wu et al. 2020 (the cognitivemaps data)",
-                field="--data",
+        if study_of(dataset) == "gridsearch2018":
+            from ibo_pymc.tasks.gridsearch.mle_tabulated import reproduce as reproduce_2018
+
+            held = sorted(dataset["experiment"].unique())
+            if len(held) != 1:
+                raise InputError(
+                    f"the data hold experiments {' and '.join(held)}; name one with --experiment", field="--experiment"
+                )
+            fits, folds = reproduce_2018(dataset, held[0], subjects, executor=executor)
+            means = fits.groupby("model", sort=False)["R2"].mean()
+            report = f"mean pseudo-R2 (leave one round out within each horizon), experiment {held[0]}\n" + (
+                means.to_string(float_format=lambda v: f"{v:.4f}")
             )
+            return Reproduction({"folds": folds, "fits": fits}, report, {"folds": "%.10g", "fits": "%.10g"})
+
+        from ibo_pymc.tasks.gridsearch.mle import reproduce
 
         fits, folds = reproduce(dataset, subjects, executor=executor)
         means = fits.groupby(["context", "model"])["R2"].mean().unstack()

@@ -187,6 +187,68 @@ def _pmu(m, v, dm, dv, eps, q, qt):
         qt[j] /= S
 
 
+@numba.njit(cache=True, inline="always")
+def _acquisition(base, local, mu_t, var_t, dmu_t, dvar_t, best, beta, rule, smooth, wrow, pq, pqt, q, qth, qb):
+    """One decision's acquisition values ``q`` (P,), their derivatives in the surrogate's parameter ``qth`` and in
+    beta ``qb``: the family ``base`` (local: weighted by ``wrow``, the previous choice's row of the local weights)
+    under the choice rule's clamps. PMU's values come in ``pq``, ``pqt`` (:func:`_pmu`). Shared by the
+    likelihood's kernel and the table's (:func:`choice_loglik_table`)."""
+    P = mu_t.shape[0]
+    for p in range(P):
+        v = var_t[p]
+        s = math.sqrt(v)
+        ds = dvar_t[p] / (2.0 * s) if s > 0.0 else 0.0
+        m = mu_t[p]
+        dm = dmu_t[p]
+        if base == 0:
+            qv = m + beta * s
+            qt = dm + beta * ds
+            qbv = s
+        elif base == 1:
+            z = (m - best + smooth) / (s + smooth)
+            dz = dm / (s + smooth) - (m - best + smooth) * ds / ((s + smooth) * (s + smooth))
+            cdf = 0.5 * math.erfc(-z * _INV_SQRT2)
+            pdf = _INV_SQRT2PI * math.exp(-0.5 * z * z)
+            qv = (m - best) * cdf + s * pdf
+            # d/dtheta of (m - y*) Phi(z) + s phi(z); the last term vanishes unless smooth > 0
+            qt = cdf * dm + pdf * ds + pdf * dz * ((m - best) - s * z)
+            qbv = 0.0
+        elif base == 2:
+            z = (m - best + smooth) / (s + smooth)
+            dz = dm / (s + smooth) - (m - best + smooth) * ds / ((s + smooth) * (s + smooth))
+            cdf = 0.5 * math.erfc(-z * _INV_SQRT2)
+            pdf = _INV_SQRT2PI * math.exp(-0.5 * z * z)
+            qv = cdf
+            qt = pdf * dz
+            qbv = 0.0
+        elif base == 3:
+            qv = m
+            qt = dm
+            qbv = 0.0
+        elif base == 4:
+            qv = s
+            qt = ds
+            qbv = 0.0
+        else:
+            qv = pq[p] + (0.0001 if rule >= 2 else 0.0)  # the 2018 code adds 0.0001 to PMU
+            qt = pqt[p]
+            qbv = 0.0
+        if rule > 0 and (base == 0 or base == 3 or base == 4):
+            # the published clamps: below 0.0001 (2020), below 0 (2018 grid), at or below 0 (2018 line)
+            if (rule == 1 and qv < 0.0001) or (rule == 2 and qv < 0.0) or (rule == 3 and qv <= 0.0):
+                qv, qt, qbv = 0.0001, 0.0, 0.0
+            elif qv > 100.0:
+                qv, qt, qbv = 100.0, 0.0, 0.0
+        if local:
+            w = wrow[p]
+            qv *= w
+            qt *= w
+            qbv *= w
+        q[p] = qv
+        qth[p] = qt
+        qb[p] = qbv
+
+
 @numba.njit(cache=True)
 def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, rule, wloc, eps, ll, grad):
     """Per round r: ``ll[r]`` and ``grad[r] = d ll[r] / d (theta, beta, tau)`` (theta: the surrogate's parameter).
@@ -216,59 +278,25 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
             prev = choices[r, t]
             if base == 5:
                 _pmu(mu[r, t], var[r, t], dmu[r, t], dvar[r, t], eps, pq, pqt)
-            for p in range(P):
-                v = var[r, t, p]
-                s = math.sqrt(v)
-                ds = dvar[r, t, p] / (2.0 * s) if s > 0.0 else 0.0
-                m = mu[r, t, p]
-                dm = dmu[r, t, p]
-                if base == 0:
-                    qv = m + beta * s
-                    qt = dm + beta * ds
-                    qbv = s
-                elif base == 1:
-                    z = (m - best + smooth) / (s + smooth)
-                    dz = dm / (s + smooth) - (m - best + smooth) * ds / ((s + smooth) * (s + smooth))
-                    cdf = 0.5 * math.erfc(-z * _INV_SQRT2)
-                    pdf = _INV_SQRT2PI * math.exp(-0.5 * z * z)
-                    qv = (m - best) * cdf + s * pdf
-                    # d/dtheta of (m - y*) Phi(z) + s phi(z); the last term vanishes unless smooth > 0
-                    qt = cdf * dm + pdf * ds + pdf * dz * ((m - best) - s * z)
-                    qbv = 0.0
-                elif base == 2:
-                    z = (m - best + smooth) / (s + smooth)
-                    dz = dm / (s + smooth) - (m - best + smooth) * ds / ((s + smooth) * (s + smooth))
-                    cdf = 0.5 * math.erfc(-z * _INV_SQRT2)
-                    pdf = _INV_SQRT2PI * math.exp(-0.5 * z * z)
-                    qv = cdf
-                    qt = pdf * dz
-                    qbv = 0.0
-                elif base == 3:
-                    qv = m
-                    qt = dm
-                    qbv = 0.0
-                elif base == 4:
-                    qv = s
-                    qt = ds
-                    qbv = 0.0
-                else:
-                    qv = pq[p] + (0.0001 if rule >= 2 else 0.0)  # the 2018 code adds 0.0001 to PMU
-                    qt = pqt[p]
-                    qbv = 0.0
-                if rule > 0 and (base == 0 or base == 3 or base == 4):
-                    # the published clamps: below 0.0001 (2020), below 0 (2018 grid), at or below 0 (2018 line)
-                    if (rule == 1 and qv < 0.0001) or (rule == 2 and qv < 0.0) or (rule == 3 and qv <= 0.0):
-                        qv, qt, qbv = 0.0001, 0.0, 0.0
-                    elif qv > 100.0:
-                        qv, qt, qbv = 100.0, 0.0, 0.0
-                if local:
-                    w = wloc[prev, p]
-                    qv *= w
-                    qt *= w
-                    qbv *= w
-                q[p] = qv
-                qth[p] = qt
-                qb[p] = qbv
+            w = wloc[prev if local else 0]  # a plain family's weights are a placeholder, never read
+            _acquisition(
+                base,
+                local,
+                mu[r, t],
+                var[r, t],
+                dmu[r, t],
+                dvar[r, t],
+                best,
+                beta,
+                rule,
+                smooth,
+                w,
+                pq,
+                pqt,
+                q,
+                qth,
+                qb,
+            )
             mx = q[0]
             for p in range(1, P):
                 if q[p] > mx:
@@ -302,6 +330,90 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
         grad[r, 0] = g0
         grad[r, 1] = g1
         grad[r, 2] = g2
+
+
+@numba.njit(cache=True)
+def _table_kernel(mu, var, choices, y, lengths, family, betas, taus, rule, wloc, eps, out):
+    """``out[i, j, r]``: round r's log-likelihood at ``(betas[i], taus[j])``, the value of :func:`_loglik_kernel`
+    without its gradient. A decision's acquisition values are computed once per beta and serve every tau."""
+    local = family >= LOCAL
+    base = family - LOCAL if local else family
+    smooth = EPS_2018 if rule >= 2 else 0.0
+    R = mu.shape[0]
+    P = mu.shape[2]
+    q = np.empty(P)
+    qth = np.empty(P)
+    qb = np.empty(P)
+    pq = np.empty(P)
+    pqt = np.empty(P)
+    zeros = np.zeros(P)
+    lo = math.log(1e-5)
+    hi = math.log(0.99999)
+    out[:] = 0.0
+    for r in range(R):
+        best = y[r, 0]
+        for t in range(lengths[r] - 1):
+            if t > 0 and y[r, t] > best:
+                best = y[r, t]
+            c = choices[r, t + 1]
+            prev = choices[r, t]
+            if base == 5:
+                _pmu(mu[r, t], var[r, t], zeros, zeros, eps, pq, pqt)
+            w = wloc[prev if local else 0]
+            for i in range(betas.shape[0]):
+                _acquisition(
+                    base, local, mu[r, t], var[r, t], zeros, zeros, best, betas[i], rule, smooth, w, pq, pqt, q, qth, qb
+                )
+                mx = q[0]
+                for p in range(1, P):
+                    if q[p] > mx:
+                        mx = q[p]
+                for j in range(taus.shape[0]):
+                    tau = taus[j]
+                    se = 0.0
+                    for p in range(P):
+                        se += math.exp((q[p] - mx) / tau)
+                    lp = (q[c] - mx) / tau - math.log(se)
+                    if rule > 0 and lp < lo:
+                        lp = lo
+                    elif rule > 0 and lp > hi:
+                        lp = hi
+                    out[i, j, r] += lp
+
+
+def choice_loglik_table(post, choices, y, family, betas, taus, *, lengths=None, published=False, options=None):
+    """Each round's log-likelihood (as :func:`choice_loglik`, without the gradient) on the grid ``betas x taus``:
+    ``(B, T, R)``. ``post``'s derivatives are not needed (``(mu, var)`` or the full tuple). For a family without
+    beta, pass one beta (any value). What a tabulated search (:mod:`.mle_tabulated`) calls: the acquisition
+    values of a decision are computed once per beta, so a family without beta, PMU included, pays for them
+    once for all taus."""
+    from ibo_pymc.tasks.gridsearch.options import GRID_8X8
+
+    code = family_code(family) if isinstance(family, str) else int(family)
+    rule = rule_code(published)
+    if rule == RULES["wu2020"] and code % LOCAL in (ACQUISITIONS["EI"], ACQUISITIONS["PI"], ACQUISITIONS["PMU"]):
+        raise ValueError("the 2020 published choice rule applies to UCB, mean and variance, not EI, PI or PMU")
+    mu, var = np.ascontiguousarray(post[0], dtype=float), np.ascontiguousarray(post[1], dtype=float)
+    wloc = local_weights(options or GRID_8X8, published) if code >= LOCAL else NO_WEIGHTS
+    choices = np.ascontiguousarray(choices, dtype=np.int64)
+    betas = np.ascontiguousarray(np.atleast_1d(betas), dtype=float)
+    taus = np.ascontiguousarray(np.atleast_1d(taus), dtype=float)
+    out = np.empty((len(betas), len(taus), choices.shape[0]))
+    _table_kernel(
+        mu,
+        var,
+        choices,
+        np.ascontiguousarray(y, dtype=float),
+        observation_lengths(choices, lengths),
+        code,
+        betas,
+        taus,
+        rule,
+        wloc,
+        family_draws(code, mu.shape[2]),
+        out,
+    )
+    return out
 
 
 def choice_loglik(post, choices, y, family, beta, tau, *, lengths=None, published=False, options=None):

@@ -83,7 +83,7 @@ def test_observations_of_each_part(task, t2018, t2020):
     assert parts == {"spatial": 0, "conceptual": 1, "1d": 2, "2d": 3}
 
 
-def test_summary_verify_and_reproduce(task, t2018, gridsearch2018_folder, cogmaps_folder):
+def test_summary_verify_and_reproduce_needs_one_experiment(task, t2018, gridsearch2018_folder, cogmaps_folder):
     table = task.summary(t2018)
     assert len(table) == 161 and list(table.columns[:3]) == ["participant", "experiment", "rounds"]
     assert set(table["rounds"]) == {16, 8} and set(table["payoff"]) == {"accumulate", "best"}
@@ -91,7 +91,7 @@ def test_summary_verify_and_reproduce(task, t2018, gridsearch2018_folder, cogmap
     for folder in (gridsearch2018_folder, cogmaps_folder):
         assert task.verify(folder) == (folder, {})
     assert task.verify(gridsearch2018_folder, study="cognitivemaps")[1]  # the other study's files are missing
-    with pytest.raises(InputError, match="Wu et al. 2018.*not reproduced yet"):
+    with pytest.raises(InputError, match="hold experiments 1d and 2d; name one"):
         task.reproduce(t2018)
 
 
@@ -121,3 +121,17 @@ def test_cli_on_the_2018_data(gridsearch2018_folder, tmp_path, capsys):
     assert sample_main([*data, *argv]) == 0
     idata = az.from_netcdf(out / "p.nc")
     assert idata.posterior.attrs["context"] == "1d" and idata.observed_data["choice"].shape == (16, 11)
+
+
+def test_reproduce_cli_runs_one_experiment(gridsearch2018_folder, tmp_path, capsys):
+    """``ibo-reproduce --task gridsearch --experiment 1d``: the 24 models of a participant, fits.csv and folds.csv
+    (16 folds each); without --experiment on data holding both, a one-line refusal and no files."""
+    from ibo_pymc.cli.reproduce import main
+
+    data = ["--task", "gridsearch", "--data", str(gridsearch2018_folder), "--subject", "4", "--workers", "1"]
+    assert main([*data, "--out", str(tmp_path / "none")]) == 2
+    assert "--experiment" in capsys.readouterr().err and not (tmp_path / "none").exists()
+    assert main([*data, "--experiment", "1d", "--out", str(tmp_path / "r"), "--quiet"]) == 0
+    fits, folds = (pd.read_csv(tmp_path / "r" / f"{n}.csv") for n in ("fits", "folds"))
+    assert len(fits) == 24 and set(fits["experiment"]) == {"1d"} and len(folds) == 24 * 16
+    assert (fits["R2"] < 1).all() and fits.loc[fits["model"].str.endswith("PMU"), "R2"].abs().max() < 1e-12

@@ -1,0 +1,328 @@
+"""Maximum likelihood for the published cross-validation protocols of many models: a tabulated profile, then
+local polish (issue 32, item 3; Wu et al. 2018's 24 models).
+
+Every fold of a participant trains on some rounds and tests on one (:meth:`.protocols.Protocol.folds`).
+Rounds are independent, so the likelihood of a fold's training rounds is the sum of per-round
+log-likelihoods, and one table of those serves every fold:
+
+1. **The table.** For each surrogate parameter on a grid of the log box (:data:`THETA_STEP`) the surrogate's
+   posterior before every choice is computed once, and each round's log-likelihood under the published choice
+   rule is tabulated over a grid of the choice parameters: ``tau`` alone for the families without ``beta``
+   (:data:`TAU_STEP`), ``(beta, tau)`` for UCB and its local variant (:data:`BETA_TAU_STEP`). The posterior
+   depends on the surrogate parameter alone, so the table costs one posterior per grid point.
+2. **Starting points per fold.** The fold's training sum over the table; its :data:`STARTS` best grid points at
+   least a grid step apart.
+3. **Polish.** L-BFGS-B from each in the log box with the exact gradient (the surrogate's and the choice
+   rule's), then Nelder-Mead from the best: the published clamps make flat and stepped regions where
+   gradients vanish.
+
+The held-out round's negative log-likelihood is then evaluated at the fold's optimum. What the published code
+searched with (differential evolution) matters only in that ours must be at least as good as theirs in every
+fold; the tests check it against their saved folds.
+
+The probability of maximum utility (PMU) costs about 1.5 ms per decision on the 11 x 11 grid (its Monte Carlo
+estimate, :mod:`.choice`), a hundred times a UCB decision, so its search stops at the table: the surrogate
+parameter on a coarser grid (:data:`PMU_THETA_STEP`), and at the fold's best point tau on a fine grid
+(:data:`PMU_TAU_FINE`; PMU's values do not depend on tau, so that costs one evaluation). The line's PMU models
+are at chance in the saved results (:attr:`.protocols.Protocol.chance`) and are reported so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+
+from ibo_pymc.tasks.gridsearch.choice import HAS_BETA, base_family, choice_loglik, choice_loglik_table
+from ibo_pymc.tasks.gridsearch.likelihood import posterior
+
+#: grid steps on the log scale: the surrogate parameter, tau alone, and (beta, tau)
+THETA_STEP, TAU_STEP, BETA_TAU_STEP = 0.25, 0.25, 0.5
+#: PMU (module docstring): the surrogate parameter's grid step, and tau's fine grid around the best point
+#: (half-width, step; log scale)
+PMU_THETA_STEP, PMU_TAU_FINE = 0.5, (0.25, 0.005)
+#: how many of the table's best points (per fold) are polished, at least this far apart (log scale, any axis)
+STARTS, START_SEPARATION = 3, 0.75
+#: Nelder-Mead after the gradient search: first simplex side (log scale), evaluations at most per run, and runs
+#: at most (each from the last one's result, its simplex ten times smaller, while it improves)
+POLISH_STEP, POLISH_FEV, POLISH_RESTARTS = 0.25, 200, 4
+
+
+@dataclass(frozen=True)
+class FoldOptimum:
+    """One fold's maximum-likelihood fit: the fold, the training and held-out negative log-likelihoods, and the
+    parameters (natural scale; ``beta`` NaN for a family without it)."""
+
+    horizon: int | None
+    index: int
+    train_nll: float
+    test_nll: float
+    theta: float
+    beta: float
+    tau: float
+
+
+def has_beta(family: str) -> bool:
+    return base_family(family) in HAS_BETA
+
+
+class _Rounds:
+    """One participant's rounds of one length (the rounds of a horizon), sliced to that length."""
+
+    def __init__(self, gr, positions):
+        self.positions = np.asarray(positions, int)
+        n = int(gr.round_lengths[self.positions[0]])
+        self.choices = np.ascontiguousarray(gr.choices[self.positions, :n])
+        self.y = np.ascontiguousarray(gr.y[self.positions, :n])
+        self.options = gr.options
+
+
+def tabulate(
+    rounds: _Rounds, surrogate: str, family: str, rule, bounds, theta_step: float = THETA_STEP
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(points (G, 2 or 3) on the log scale, nll (G, R))``: every grid point's negative log-likelihood of each
+    of the rounds (module docstring, step 1; :func:`.choice.choice_loglik_table`)."""
+    lo, hi = bounds
+    theta = np.arange(lo, hi + 1e-9, theta_step)
+    if has_beta(family):
+        g = np.arange(lo, hi + 1e-9, BETA_TAU_STEP)
+        betas, taus = g, g
+    else:
+        betas, taus = np.array([-np.inf]), np.arange(lo, hi + 1e-9, TAU_STEP)  # beta: none (exp(-inf) = 0)
+    points, values = [], []
+    for lt in theta:
+        post = posterior(rounds.choices, rounds.y, surrogate, math.exp(lt), published=rule, options=rounds.options)
+        table = choice_loglik_table(
+            post, rounds.choices, rounds.y, family, np.exp(betas), np.exp(taus), published=rule, options=rounds.options
+        )
+        lb, lt_ = np.meshgrid(betas, taus, indexing="ij")
+        cols = (
+            [np.full(lb.size, lt), lb.ravel(), lt_.ravel()]
+            if has_beta(family)
+            else [np.full(lt_.size, lt), lt_.ravel()]
+        )
+        points.append(np.column_stack(cols))
+        values.append(-table.reshape(-1, table.shape[-1]))
+    return np.concatenate(points), np.concatenate(values)
+
+
+def _objective(choices, y, surrogate, family, rule, options, beta: bool):
+    """``u -> (nll, d nll / d u)`` of the rounds given, ``u`` the log-parameters ((theta, beta, tau) or (theta,
+    tau))."""
+
+    def f(u):
+        p = np.exp(u)
+        th, b, t = (p[0], p[1], p[2]) if beta else (p[0], 0.0, p[1])
+        post = posterior(choices, y, surrogate, th, grad=True, published=rule, options=options)
+        ll, g = choice_loglik(post, choices, y, family, b, t, published=rule, options=options)
+        g = -g.sum(0) * np.array([th, b, t])
+        return -float(ll.sum()), (g if beta else g[[0, 2]])
+
+    return f
+
+
+def _distinct(points, k: int, tol: float):
+    out = []
+    for p in points:
+        if all(np.max(np.abs(p - q)) >= tol for q in out):
+            out.append(p)
+            if len(out) == k:
+                break
+    return out
+
+
+def maximise(f, starts, bounds) -> tuple[float, np.ndarray]:
+    """The best ``(nll, u)`` of L-BFGS-B from each start, then Nelder-Mead from the best (module docstring)."""
+    lo, hi = bounds
+    best = (math.inf, None)
+    for s in starts:
+        r = optimize.minimize(
+            f,
+            np.clip(s, lo, hi),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[bounds] * len(s),
+            options={"maxiter": 300, "ftol": 1e-12, "gtol": 1e-8},
+        )
+        if r.fun < best[0]:
+            best = (float(r.fun), np.asarray(r.x, float))
+    # Nelder-Mead restarted from its own result with a simplex ten times smaller, while it improves: the clamps
+    # put kinks beside interior optima, where a simplex stalls at its first size
+    step = POLISH_STEP
+    for _ in range(POLISH_RESTARTS):
+        u0 = best[1]
+        d = len(u0)
+        r = optimize.minimize(
+            lambda u: f(np.clip(u, lo, hi))[0],
+            u0,
+            method="Nelder-Mead",
+            options={
+                "maxfev": POLISH_FEV,
+                "xatol": 1e-9,
+                "fatol": 1e-12,
+                "initial_simplex": u0 + step * np.vstack([np.zeros(d), np.eye(d)]),
+            },
+        )
+        if not r.fun < best[0] - 1e-12:
+            break
+        best = (float(r.fun), np.clip(r.x, lo, hi))
+        step /= 10.0
+    return best
+
+
+def _tau_fine(rounds, train, surrogate, family, rule, bounds, u):
+    """The best ``(nll, u)`` over tau's fine grid around ``u`` at its surrogate parameter (PMU; module
+    docstring): the acquisition values are computed once for all the taus."""
+    half, step = PMU_TAU_FINE
+    taus = np.clip(np.arange(u[-1] - half, u[-1] + half + 1e-9, step), *bounds)
+    ch, y = rounds.choices[train], rounds.y[train]
+    post = posterior(ch, y, surrogate, math.exp(u[0]), published=rule, options=rounds.options)
+    nll = -choice_loglik_table(post, ch, y, family, [0.0], np.exp(taus), published=rule, options=rounds.options)
+    i = int(np.argmin(nll[0].sum(-1)))
+    return float(nll[0, i].sum()), np.array([u[0], taus[i]])
+
+
+def cross_validate(gr, model, proto) -> list[FoldOptimum]:
+    """Every fold of ``proto`` for one participant (``gr``) and one of its models (``model``, a
+    :class:`.protocols.Model`), in the protocol's fold order."""
+    surrogate, family, rule, bounds = model.surrogate, model.family, proto.rule, proto.log_bounds
+    beta = has_beta(family)
+    pmu = base_family(family) == "PMU"
+    folds = proto.folds(gr)
+    tables: dict = {}
+    out = []
+    for fold in folds:
+        group = (fold.horizon,)
+        if group not in tables:
+            same = sorted({fold.test, *fold.train})
+            rounds = _Rounds(gr, same)
+            step = PMU_THETA_STEP if pmu else THETA_STEP
+            tables[group] = (rounds, *tabulate(rounds, surrogate, family, rule, bounds, step))
+        rounds, points, nll = tables[group]
+        where = {int(p): i for i, p in enumerate(rounds.positions)}
+        train = np.array([where[p] for p in fold.train])
+        test = where[fold.test]
+        score = nll[:, train].sum(1)
+        order = np.argsort(score, kind="stable")
+        if pmu:
+            train_nll, u = _tau_fine(rounds, train, surrogate, family, rule, bounds, points[order[0]])
+        else:
+            starts = _distinct([points[i] for i in order[: 50 * STARTS]], STARTS, START_SEPARATION)
+            f = _objective(rounds.choices[train], rounds.y[train], surrogate, family, rule, rounds.options, beta)
+            train_nll, u = maximise(f, starts, bounds)
+        g = _objective(
+            rounds.choices[test : test + 1], rounds.y[test : test + 1], surrogate, family, rule, rounds.options, beta
+        )
+        test_nll = g(u)[0]
+        p = np.exp(u)
+        out.append(
+            FoldOptimum(
+                fold.horizon,
+                fold.index,
+                train_nll,
+                float(test_nll),
+                float(p[0]),
+                float(p[1]) if beta else math.nan,
+                float(p[-1]),
+            )
+        )
+    return out
+
+
+def _chance_folds(gr, proto) -> list[FoldOptimum]:
+    """A model whose saved results are at chance (:attr:`.protocols.Protocol.chance`): every choice scored
+    ``1 / K``, no parameters."""
+    log_k = math.log(gr.options.size)
+    out = []
+    for fold in proto.folds(gr):
+        scored = [int(gr.round_lengths[k]) - 1 for k in fold.train]
+        out.append(
+            FoldOptimum(
+                fold.horizon,
+                fold.index,
+                sum(scored) * log_k,
+                (int(gr.round_lengths[fold.test]) - 1) * log_k,
+                math.nan,
+                math.nan,
+                math.nan,
+            )
+        )
+    return out
+
+
+def fit_participant(gr, protocol_name: str, models=None) -> tuple[list[dict], list[dict]]:
+    """The published protocol ``protocol_name`` (:data:`.protocols.PROTOCOLS`) for one participant's rounds
+    (``gr``) and ``models`` (names; default all of the protocol's): ``(rows of fits.csv, rows of folds.csv)``.
+    A participant's ``nLL`` is the sum of the held-out rounds', its pseudo-R2 :meth:`.protocols.Protocol.r2`,
+    its parameters the medians over folds."""
+    from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME
+    from ibo_pymc.tasks.gridsearch.protocols import protocol
+
+    proto = protocol(protocol_name)
+    rows, fold_rows = [], []
+    for name in models or [m.name for m in proto.models]:
+        m = proto.model(name)
+        folds = _chance_folds(gr, proto) if name in proto.chance else cross_validate(gr, m, proto)
+        nll = sum(f.test_nll for f in folds)
+        theta = float(np.median([f.theta for f in folds]))
+        rows.append(
+            {
+                "participant": gr.subject,
+                "experiment": gr.context,
+                "model": name,
+                "surrogate": m.surrogate,
+                "family": m.family,
+                "nLL": nll,
+                "R2": proto.r2(nll, gr),
+                "lambda": theta if THETA_NAME[m.surrogate] == "lambda" else math.nan,
+                "error_variance": theta if THETA_NAME[m.surrogate] == "error_variance" else math.nan,
+                "beta": float(np.median([f.beta for f in folds])),
+                "tau": float(np.median([f.tau for f in folds])),
+            }
+        )
+        fold_rows += [
+            {
+                "participant": gr.subject,
+                "experiment": gr.context,
+                "model": name,
+                "horizon": f.horizon,
+                "fold": f.index,
+                "train_nLL": f.train_nll,
+                "test_nLL": f.test_nll,
+                "theta": f.theta,
+                "beta": f.beta,
+                "tau": f.tau,
+            }
+            for f in folds
+        ]
+    return rows, fold_rows
+
+
+def reproduce(table, experiment: str, subjects=None, *, models=None, executor=None):
+    """Wu et al. (2018)'s protocol for every participant of one experiment (a table of the study,
+    :mod:`.gridsearch2018`): ``(fits, folds)`` tables, one job of the execution layer per participant, the
+    largest first (options x choices)."""
+    import pandas as pd
+
+    from ibo_pymc.execution import Job, run_jobs
+    from ibo_pymc.tasks.gridsearch.gridsearch2018 import grid_rounds
+
+    d = table[table["experiment"] == experiment]
+    subjects = sorted(int(s) for s in d["subject"].unique()) if subjects is None else list(subjects)
+    jobs = []
+    for s in subjects:
+        gr = grid_rounds(table, s, experiment)
+        jobs.append(
+            Job(
+                f"participant {s}, {experiment}",
+                fit_participant,
+                (gr, f"wu2018-{experiment}", None if models is None else tuple(models)),
+                cost=float(gr.options.size * gr.n_choices),
+            )
+        )
+    results = run_jobs(jobs, executor, label=f"wu2018-{experiment} reproduction").raise_failures().results
+    fits = pd.DataFrame([r for res in results for r in res[0]])
+    folds = pd.DataFrame([r for res in results for r in res[1]])
+    return fits, folds
