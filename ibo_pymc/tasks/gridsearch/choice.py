@@ -276,7 +276,10 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
                 best = y[r, t]
             c = choices[r, t + 1]
             prev = choices[r, t]
-            if base == 5:
+            if base == 5 and rule == 3:  # the line code's PMU: each option alone in its draw, so 1 everywhere
+                pq[:] = 1.0
+                pqt[:] = 0.0
+            elif base == 5:
                 _pmu(mu[r, t], var[r, t], dmu[r, t], dvar[r, t], eps, pq, pqt)
             w = wloc[prev if local else 0]  # a plain family's weights are a placeholder, never read
             _acquisition(
@@ -357,7 +360,10 @@ def _table_kernel(mu, var, choices, y, lengths, family, betas, taus, rule, wloc,
                 best = y[r, t]
             c = choices[r, t + 1]
             prev = choices[r, t]
-            if base == 5:
+            if base == 5 and rule == 3:  # as in _loglik_kernel
+                pq[:] = 1.0
+                pqt[:] = 0.0
+            elif base == 5:
                 _pmu(mu[r, t], var[r, t], zeros, zeros, eps, pq, pqt)
             w = wloc[prev if local else 0]
             for i in range(betas.shape[0]):

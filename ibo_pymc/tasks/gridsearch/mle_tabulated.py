@@ -23,8 +23,9 @@ fold; the tests check it against their saved folds.
 The probability of maximum utility (PMU) costs about 1.5 ms per decision on the 11 x 11 grid (its Monte Carlo
 estimate, :mod:`.choice`), a hundred times a UCB decision, so its search stops at the table: the surrogate
 parameter on a coarser grid (:data:`PMU_THETA_STEP`), and at the fold's best point tau on a fine grid
-(:data:`PMU_TAU_FINE`; PMU's values do not depend on tau, so that costs one evaluation). The line's PMU models
-are at chance in the saved results (:attr:`.protocols.Protocol.chance`) and are reported so.
+(:data:`PMU_TAU_FINE`; PMU's values do not depend on tau, so that costs one evaluation). On the line the
+published PMU is 1 for every option (:mod:`.protocols`): the plain PMU models are at chance
+(:attr:`.protocols.Protocol.chance`, reported without parameters), the local ones a local search.
 """
 
 from __future__ import annotations

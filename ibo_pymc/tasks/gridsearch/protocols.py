@@ -17,8 +17,11 @@ Where the authors' code as published and their saved results disagree, a protoco
 (checked fold by fold against them in the tests), and says so:
 
 * the grid's ``RBFEXI`` results were made with the local EI (:data:`SAVED_AS`);
-* the line's PMU results are at chance, every choice scored ``1/30`` (:attr:`Protocol.chance`): the line
-  code's PMU gave every option the same value.
+* the line's PMU gave every option the value 1 (the line code's reshape puts each option alone in its draw, so it
+  is the maximum of every draw; the rule ``wu2018-line`` computes it so): the plain PMU models' results are at
+  chance, every choice scored ``1/30`` (:attr:`Protocol.chance`), and the local ones' are a local search, the
+  inverse distance from the previous choice in a softmax (whatever the surrogate: ``LRBFPMU`` and ``LBMTPMU``
+  are the same model).
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ PROTOCOLS = {
         _models_2018("wu2018-1d"),
         (-5.0, 4.0),
         by_horizon=True,
-        chance=frozenset(f"{loc}{k}PMU" for loc in ("", "L") for k in SURROGATE_NAMES),
+        chance=frozenset(f"{k}PMU" for k in SURROGATE_NAMES),
     ),
     "wu2018-2d": Protocol("wu2018-2d", "wu2018", _models_2018("wu2018-2d"), (-5.0, 5.0), by_horizon=True),
 }
