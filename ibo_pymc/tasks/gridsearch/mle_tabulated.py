@@ -25,7 +25,8 @@ estimate, :mod:`.choice`), a hundred times a UCB decision, so its search stops a
 parameter on a coarser grid (:data:`PMU_THETA_STEP`), and at the fold's best point tau on a fine grid
 (:data:`PMU_TAU_FINE`; PMU's values do not depend on tau, so that costs one evaluation). On the line the
 published PMU is 1 for every option (:mod:`.protocols`): the plain PMU models are at chance
-(:attr:`.protocols.Protocol.chance`, reported without parameters), the local ones a local search.
+(:attr:`.protocols.Protocol.chance`, reported without parameters), the local ones a local search, searched as
+any family (no Monte Carlo there).
 """
 
 from __future__ import annotations
@@ -38,14 +39,17 @@ from scipy import optimize
 
 from ibo_pymc.tasks.gridsearch.choice import HAS_BETA, base_family, choice_loglik, choice_loglik_table
 from ibo_pymc.tasks.gridsearch.likelihood import posterior
+from ibo_pymc.tasks.gridsearch.rules import RULES, rule_code
 
-#: grid steps on the log scale: the surrogate parameter, tau alone, and (beta, tau)
-THETA_STEP, TAU_STEP, BETA_TAU_STEP = 0.25, 0.25, 0.5
+#: grid steps on the log scale: the surrogate parameter (with beta; without, where the table is cheaper and the
+#: profile in the surrogate parameter can have dips 0.1 wide, e.g. PI's at a long length-scale), tau alone, and
+#: (beta, tau)
+THETA_STEP, THETA_STEP_NO_BETA, TAU_STEP, BETA_TAU_STEP = 0.25, 0.05, 0.25, 0.5
 #: PMU (module docstring): the surrogate parameter's grid step, and tau's fine grid around the best point
 #: (half-width, step; log scale)
 PMU_THETA_STEP, PMU_TAU_FINE = 0.5, (0.25, 0.005)
 #: how many of the table's best points (per fold) are polished, at least this far apart (log scale, any axis)
-STARTS, START_SEPARATION = 3, 0.75
+STARTS, START_SEPARATION = 8, 0.5
 #: Nelder-Mead after the gradient search: first simplex side (log scale), evaluations at most per run, and runs
 #: at most (each from the last one's result, its simplex ten times smaller, while it improves)
 POLISH_STEP, POLISH_FEV, POLISH_RESTARTS = 0.25, 200, 4
@@ -190,7 +194,8 @@ def cross_validate(gr, model, proto) -> list[FoldOptimum]:
     :class:`.protocols.Model`), in the protocol's fold order."""
     surrogate, family, rule, bounds = model.surrogate, model.family, proto.rule, proto.log_bounds
     beta = has_beta(family)
-    pmu = base_family(family) == "PMU"
+    # PMU's Monte Carlo estimate stops at the table; the line's published PMU is a constant, as cheap as any
+    pmu = base_family(family) == "PMU" and rule_code(rule) != RULES["wu2018-line"]
     folds = proto.folds(gr)
     tables: dict = {}
     out = []
@@ -199,7 +204,7 @@ def cross_validate(gr, model, proto) -> list[FoldOptimum]:
         if group not in tables:
             same = sorted({fold.test, *fold.train})
             rounds = _Rounds(gr, same)
-            step = PMU_THETA_STEP if pmu else THETA_STEP
+            step = PMU_THETA_STEP if pmu else THETA_STEP if beta else THETA_STEP_NO_BETA
             tables[group] = (rounds, *tabulate(rounds, surrogate, family, rule, bounds, step))
         rounds, points, nll = tables[group]
         where = {int(p): i for i, p in enumerate(rounds.positions)}

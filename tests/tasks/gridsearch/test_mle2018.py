@@ -19,10 +19,11 @@ from ibo_pymc.tasks.gridsearch.mle_tabulated import _objective, _Rounds, cross_v
 from ibo_pymc.tasks.gridsearch.protocols import protocol
 
 REF = Path(__file__).parents[2] / "reference" / "gridsearch2018" / "folds_participant1.csv"
-#: ours may be worse than theirs by this much: the clamps make the likelihood discontinuous where an option's
-#: value crosses a clamp, and the published search can stop on such an edge, 1.6e-6 nats below any point a
-#: local search reaches (2d RBFGM, horizon 40, fold 4)
-EDGE = 1e-5
+#: ours may be worse than theirs by this much: the published objective is discontinuous where a clamp switches on
+#: (a value crossing 0 jumps to 1e-4), and the published search can end on the low side of such a jump, a few 1e-5
+#: nats below the continuous optimum beside it (2d RBFGM of participant 1, horizon 40, fold 4: 1.6e-6; 1d LRBFUCB
+#: of participant 63, horizon 10, fold 6: 3.2e-5), where no local search leads
+EDGE = 1e-4
 
 
 @pytest.fixture(scope="module")
