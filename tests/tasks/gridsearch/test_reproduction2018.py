@@ -1,0 +1,121 @@
+"""The committed reproduction of Wu et al. (2018)'s published protocol (``models/gridsearch/wu2018/EXPERIMENT/
+reproduction``: ``ibo-reproduce --task gridsearch --experiment 1d|2d``) against the authors' saved results
+(extracts in ``tests/reference/gridsearch2018``, see its README):
+
+- per fold, of participant 1 and five more per experiment: at the authors' parameters our likelihood gives their
+  held-out nLL, and our committed training optimum is at least as good as theirs (up to the clamps'
+  discontinuities, :data:`EDGE`); PMU on the grid only within the authors' sampling noise (their estimate draws
+  afresh at every evaluation);
+- per model: the mean pseudo-R2 over participants equals theirs (``modelFit.csv``) to 2 decimals, except where
+  their search missed optima that ours finds (:data:`SEARCH_MISSED`): there ours is higher.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ibo_pymc.tasks.gridsearch import gridsearch2018 as g18
+from ibo_pymc.tasks.gridsearch.mle_tabulated import _objective, _Rounds, has_beta
+from ibo_pymc.tasks.gridsearch.protocols import protocol
+
+REPO = Path(__file__).parents[3]
+REF = REPO / "tests" / "reference" / "gridsearch2018"
+RESULTS = REPO / "models" / "gridsearch" / "wu2018"
+#: as in test_mle2018.py: the published objective's discontinuities where a clamp switches on
+EDGE = 1e-4
+#: the authors' PMU on the grid is a fresh Monte Carlo estimate at every evaluation; ours uses fixed draws
+PMU_NOISE = 6.0
+#: models whose published mean pseudo-R2 is lower than the protocol's because the published search (differential
+#: evolution) missed the training optimum in many folds: the line's LRBFGV, whose optimum is often the box's
+#: corner (the longest length-scale, the smallest tau), e.g. participant 61 in 12 of 16 folds, by 3.6 to 16 nats
+#: (test_the_published_search_missed_a_corner)
+SEARCH_MISSED = {("1d", "LRBFGV")}
+
+
+def _results(experiment: str, name: str) -> pd.DataFrame:
+    path = RESULTS / experiment / "reproduction" / f"{name}.csv"
+    if not path.is_file():
+        pytest.skip(f"{path} is not committed yet")
+    return pd.read_csv(path)
+
+
+@pytest.fixture(scope="module")
+def table(gridsearch2018_folder):
+    return g18.load_gridsearch2018(gridsearch2018_folder, progress=False)
+
+
+@pytest.fixture(scope="module")
+def saved():
+    return pd.concat([pd.read_csv(REF / "folds_participant1.csv"), pd.read_csv(REF / "folds_more.csv")])
+
+
+@pytest.mark.parametrize("experiment", ["1d", "2d"])
+def test_folds_against_the_saved(experiment, table, saved):
+    ours = _results(experiment, "folds").set_index(["participant", "model", "horizon", "fold"])
+    proto = protocol(f"wu2018-{experiment}")
+    held_out, gaps, n = 0.0, [], 0
+    for pid, rows in saved[saved["experiment"] == experiment].groupby("participant"):
+        gr = g18.grid_rounds(table, pid, experiment)
+        folds = {(f.horizon, f.index): f for f in proto.folds(gr)}
+        for row in rows.itertuples(index=False):
+            m = proto.model(row.model)
+            if row.model in proto.chance:
+                continue
+            fold = folds[(row.horizon, row.leaveoutindex)]
+            rounds = _Rounds(gr, sorted({fold.test, *fold.train}))
+            where = {int(p): i for i, p in enumerate(rounds.positions)}
+            tr, te = [where[p] for p in fold.train], where[fold.test]
+            u = np.array([p for p in (row.par1, row.par2, row.par3) if np.isfinite(p)])
+            args = (m.surrogate, m.family, proto.rule, rounds.options, has_beta(m.family))
+            train = _objective(rounds.choices[tr], rounds.y[tr], *args)(u)[0]
+            test = _objective(rounds.choices[te : te + 1], rounds.y[te : te + 1], *args)(u)[0]
+            gap = ours.loc[(pid, row.model, row.horizon, row.leaveoutindex), "train_nLL"] - train
+            if m.family.endswith("PMU") and experiment == "2d":
+                assert abs(test - row.nLL) < PMU_NOISE and gap < PMU_NOISE, (pid, row.model, row.horizon)
+                continue
+            held_out = max(held_out, abs(test - row.nLL))
+            gaps.append(gap)
+            n += 1
+            assert gap <= EDGE, (pid, row.model, row.horizon, row.leaveoutindex, gap)
+    assert n > 900 and held_out < 1e-6
+    assert np.mean(np.array(gaps) < -1e-3) < 0.5  # mostly the same optima: the comparison is not vacuous
+
+
+@pytest.mark.parametrize("experiment", ["1d", "2d"])
+def test_mean_pseudo_r2_per_model_as_published(experiment):
+    ours = _results(experiment, "fits").groupby("model")["R2"].mean()
+    theirs = pd.read_csv(REF / f"modelFit_{experiment.upper()}.csv").groupby("model")["R2"].mean()
+    assert set(ours.index) == set(theirs.index) and len(ours) == 24
+    differ = {
+        m: (round(ours[m], 4), round(theirs[m], 4))
+        for m in ours.index
+        if round(ours[m], 2) != round(theirs[m], 2) and (experiment, m) not in SEARCH_MISSED
+    }
+    assert not differ, differ
+    for exp, m in SEARCH_MISSED:
+        if exp == experiment:
+            assert 0 < ours[m] - theirs[m] < 0.01, (m, ours[m], theirs[m])
+
+
+def test_the_published_search_missed_a_corner(table):
+    """Participant 61's LRBFGV on the line (``analysis1D/modelResults/final/LRBFGV61.csv``): in these folds the
+    saved optimum is an interior point, and the committed optimum the box's corner (log lambda 4, log tau -5),
+    better on the training rounds by more than 3 nats; their held-out sum is 28 nats worse than ours."""
+    saved = [(5, 2, -1.66026420467031, -0.530418226818443), (10, 1, -1.75037300304899, -0.301269012487713)]
+    ours = _results("1d", "folds").set_index(["participant", "model", "horizon", "fold"])
+    proto = protocol("wu2018-1d")
+    gr = g18.grid_rounds(table, 61, "1d")
+    m = proto.model("LRBFGV")
+    for h, k, *u in saved:
+        fold = next(f for f in proto.folds(gr) if (f.horizon, f.index) == (h, k))
+        rounds = _Rounds(gr, sorted({fold.test, *fold.train}))
+        where = {int(p): i for i, p in enumerate(rounds.positions)}
+        tr = [where[p] for p in fold.train]
+        theirs = _objective(rounds.choices[tr], rounds.y[tr], m.surrogate, m.family, proto.rule, rounds.options, False)
+        row = ours.loc[(61, "LRBFGV", h, k)]
+        assert theirs(np.array(u))[0] - row["train_nLL"] > 3.0
+        assert np.log(row["theta"]) == pytest.approx(4.0, abs=1e-6) and np.log(row["tau"]) < -4.9
