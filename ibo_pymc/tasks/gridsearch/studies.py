@@ -1,6 +1,6 @@
 """The grid task's studies, and which one a data set is: the data decide.
 
-* ``cognitivemaps`` -- Wu et al. (2020), :mod:`.data`: a participant's data in two contexts (spatial,
+* ``cognitivemaps`` -- Wu et al. (2020), :mod:`ibo_pymc.tasks.gridsearch.data`: a participant's data in two contexts (spatial,
   conceptual), rounds of 20 choices on an 8 x 8 grid; also any tidy table in its layout (a ``context`` column).
 * ``gridsearch2018`` -- Wu et al. (2018), :mod:`.gridsearch2018`: two experiments with participants numbered
   apart (1d: a line of 30 options; 2d: an 11 x 11 grid), rounds of two lengths (an ``experiment`` column).
@@ -52,7 +52,7 @@ def folder_study(folder) -> str | None:
 
 def load(data=None, *, progress: bool = True, study: str | None = None) -> pd.DataFrame:
     """The tidy table of choices from ``data``: a DataFrame or a CSV/Parquet table (Wu et al. 2020's layout,
-    :func:`.data.read_table`), a folder with one of the studies' files (the files decide the study), or None:
+    :func:`ibo_pymc.tasks.gridsearch.data.read_table`), a folder with one of the studies' files (the files decide the study), or None:
     the study ``study`` names (default cognitivemaps) from ``IBO_DATA_DIR`` or fetched. A ``study`` the data
     are not is refused."""
     if study is not None:
@@ -82,8 +82,8 @@ def load(data=None, *, progress: bool = True, study: str | None = None) -> pd.Da
 
 
 def grid_rounds(table: pd.DataFrame, subject: int, context: str, rounds=None):
-    """One participant's rounds in one part of the data (:class:`.data.GridRounds`): Wu et al. 2020's context
-    (default rounds: the models' 1-9, :func:`.data.grid_rounds`), Wu et al. 2018's experiment (default: every
+    """One participant's rounds in one part of the data (:class:`ibo_pymc.tasks.gridsearch.data.GridRounds`): Wu et al. 2020's context
+    (default rounds: the models' 1-9, :func:`ibo_pymc.tasks.gridsearch.data.grid_rounds`), Wu et al. 2018's experiment (default: every
     round played, :func:`.gridsearch2018.grid_rounds`)."""
     if study_of(table) == d2018.STUDY:
         return d2018.grid_rounds(table, subject, context, rounds=rounds)
@@ -91,5 +91,5 @@ def grid_rounds(table: pd.DataFrame, subject: int, context: str, rounds=None):
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per participant and part of the data (:func:`.data.summary`, :func:`.gridsearch2018.summary`)."""
+    """One row per participant and part of the data (:func:`ibo_pymc.tasks.gridsearch.data.summary`, :func:`.gridsearch2018.summary`)."""
     return (d2018.summary if study_of(table) == d2018.STUDY else d2020.summary)(table)
