@@ -108,6 +108,12 @@ def add_where_options(p: ArgumentParser, *, context_help: str = "") -> None:
         choices=("spatial", "conceptual"),
         help="gridsearch, Wu et al. 2020's data: which version of the task (default spatial)" + context_help,
     )
+    add_experiment_option(p)
+
+
+def add_experiment_option(p: ArgumentParser) -> None:
+    """``--experiment``: which of Wu et al. 2018's experiments (:func:`add_where_options`; alone in
+    ``ibo-reproduce``, whose 2020 protocol covers both contexts)."""
     p.task_option(
         "--experiment",
         tasks={"gridsearch": None},

@@ -10,6 +10,7 @@ from ibo_pymc.cli._common import (
     ArgumentParser,
     add_data_option,
     add_execution_options,
+    add_experiment_option,
     add_task_option,
     executor,
     load_task_subjects,
@@ -47,13 +48,7 @@ def build_parser() -> ArgumentParser:
         "80/20 split, shipped with the package), 'random' (a seeded random 80/20 split, see --seed) or a "
         "split file (subject,session_id,set)",
     )
-    p.task_option(
-        "--experiment",
-        tasks={"gridsearch": None},
-        choices=("1d", "2d"),
-        help="gridsearch, Wu et al. 2018's data: the experiment, 1d (a line of 30 options) or 2d (an 11 x 11 "
-        "grid); without --data it names that study (default $IBO_DATA_DIR/gridsearch2018, else fetched)",
-    )
+    add_experiment_option(p)
     p.task_option("--seed", tasks={"hotspot": None}, type=seed_int, help="hotspot: seed of --split random (default 0)")
     p.add_argument("--out", metavar="DIR", default="ibo-results", help="output folder (default: ./ibo-results)")
     p.add_argument("--quiet", action="store_true", help="no progress output")

@@ -1,7 +1,7 @@
 """The grid-search task (Wu et al. 2018, 2020): a finite set of options with coordinates (Wu et al. 2020: an 8 x 8
 grid, 20 choices per round; Wu et al. 2018: a line of 30 and an 11 x 11 grid, rounds of two lengths).
 
-* :mod:`ibo_pymc.tasks.gridsearch.data` -- the cognitivemaps study (fetched, pinned) or a tidy table -> per-participant rounds
+* :mod:`~ibo_pymc.tasks.gridsearch.data` -- the cognitivemaps study (fetched, pinned) or a tidy table -> rounds
 * :mod:`.gridsearch2018` -- Wu et al. 2018's two experiments (fetched, pinned) as a tidy table
 * :mod:`.studies` -- which study a data set is (the data decide), and reading either through one name
 * :mod:`.options` -- option sets: the options' coordinates and distances

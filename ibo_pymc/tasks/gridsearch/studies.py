@@ -1,7 +1,8 @@
 """The grid task's studies, and which one a data set is: the data decide.
 
-* ``cognitivemaps`` -- Wu et al. (2020), :mod:`ibo_pymc.tasks.gridsearch.data`: a participant's data in two contexts (spatial,
-  conceptual), rounds of 20 choices on an 8 x 8 grid; also any tidy table in its layout (a ``context`` column).
+* ``cognitivemaps`` -- Wu et al. (2020), :mod:`~ibo_pymc.tasks.gridsearch.data`: a participant's data in two
+  contexts (spatial, conceptual), rounds of 20 choices on an 8 x 8 grid; also any tidy table in its layout (a
+  ``context`` column).
 * ``gridsearch2018`` -- Wu et al. (2018), :mod:`.gridsearch2018`: two experiments with participants numbered
   apart (1d: a line of 30 options; 2d: an 11 x 11 grid), rounds of two lengths (an ``experiment`` column).
 
@@ -52,9 +53,9 @@ def folder_study(folder) -> str | None:
 
 def load(data=None, *, progress: bool = True, study: str | None = None) -> pd.DataFrame:
     """The tidy table of choices from ``data``: a DataFrame or a CSV/Parquet table (Wu et al. 2020's layout,
-    :func:`ibo_pymc.tasks.gridsearch.data.read_table`), a folder with one of the studies' files (the files decide the study), or None:
-    the study ``study`` names (default cognitivemaps) from ``IBO_DATA_DIR`` or fetched. A ``study`` the data
-    are not is refused."""
+    :func:`~ibo_pymc.tasks.gridsearch.data.read_table`), a folder with one of the studies' files (the files decide
+    the study), or None: the study ``study`` names (default cognitivemaps) from ``IBO_DATA_DIR`` or fetched. A
+    ``study`` the data are not is refused."""
     if study is not None:
         module(study)
     if isinstance(data, pd.DataFrame) or (data is not None and Path(data).is_file()):
@@ -82,14 +83,15 @@ def load(data=None, *, progress: bool = True, study: str | None = None) -> pd.Da
 
 
 def grid_rounds(table: pd.DataFrame, subject: int, context: str, rounds=None):
-    """One participant's rounds in one part of the data (:class:`ibo_pymc.tasks.gridsearch.data.GridRounds`): Wu et al. 2020's context
-    (default rounds: the models' 1-9, :func:`ibo_pymc.tasks.gridsearch.data.grid_rounds`), Wu et al. 2018's experiment (default: every
-    round played, :func:`.gridsearch2018.grid_rounds`)."""
+    """One participant's rounds in one part of the data (:class:`~ibo_pymc.tasks.gridsearch.data.GridRounds`):
+    Wu et al. 2020's context (default rounds: the models' 1-9, :func:`~ibo_pymc.tasks.gridsearch.data.grid_rounds`),
+    Wu et al. 2018's experiment (default: every round played, :func:`.gridsearch2018.grid_rounds`)."""
     if study_of(table) == d2018.STUDY:
         return d2018.grid_rounds(table, subject, context, rounds=rounds)
     return d2020.grid_rounds(table, subject, context, d2020.MODEL_ROUNDS if rounds is None else rounds)
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per participant and part of the data (:func:`ibo_pymc.tasks.gridsearch.data.summary`, :func:`.gridsearch2018.summary`)."""
+    """One row per participant and part of the data (:func:`~ibo_pymc.tasks.gridsearch.data.summary`,
+    :func:`.gridsearch2018.summary`)."""
     return (d2018.summary if study_of(table) == d2018.STUDY else d2020.summary)(table)
