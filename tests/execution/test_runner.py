@@ -97,7 +97,11 @@ def test_local_dask_cluster_same_results_own_compile_dirs_and_a_lost_worker():
         assert out.results == [None] and [f.key for f in out.failures] == ["dies"]
         assert "KilledWorker" in out.failures[0].error
         assert run_jobs(_tasks()[:3], client, progress=lambda p: None).results == [0, 3, 6]
-        # two workers: the two costliest tasks are the first two to start
+        # two workers: the two costliest tasks are the first two to start. First both workers are up and have
+        # run these tasks once (the worker restarted above, and a worker's first task, which imports this
+        # module, can take longer than a task on a busy machine: a later task then starts first elsewhere)
+        client.wait_for_workers(2, timeout=120)
+        run_jobs(_costly(), client, progress=lambda p: None)
         out = run_jobs(_costly(), client, progress=lambda p: None)
         assert set(_starts(out)[:2]) == {4, 5}
 
