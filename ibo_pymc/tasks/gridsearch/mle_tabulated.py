@@ -91,24 +91,22 @@ def tabulate(
     of the rounds (module docstring, step 1; :func:`.choice.choice_loglik_table`)."""
     lo, hi = bounds
     theta = np.arange(lo, hi + 1e-9, theta_step)
-    if has_beta(family):
+    beta = has_beta(family)
+    if beta:
         g = np.arange(lo, hi + 1e-9, BETA_TAU_STEP)
         betas, taus = g, g
     else:
         betas, taus = np.array([-np.inf]), np.arange(lo, hi + 1e-9, TAU_STEP)  # beta: none (exp(-inf) = 0)
+    # the choice parameters of one surrogate parameter's block of the table, in the table's (beta, tau) order
+    lb, ltau = (v.ravel() for v in np.meshgrid(betas, taus, indexing="ij"))
+    phi = [lb, ltau] if beta else [ltau]
     points, values = [], []
     for lt in theta:
         post = posterior(rounds.choices, rounds.y, surrogate, math.exp(lt), published=rule, options=rounds.options)
         table = choice_loglik_table(
             post, rounds.choices, rounds.y, family, np.exp(betas), np.exp(taus), published=rule, options=rounds.options
         )
-        lb, lt_ = np.meshgrid(betas, taus, indexing="ij")
-        cols = (
-            [np.full(lb.size, lt), lb.ravel(), lt_.ravel()]
-            if has_beta(family)
-            else [np.full(lt_.size, lt), lt_.ravel()]
-        )
-        points.append(np.column_stack(cols))
+        points.append(np.column_stack([np.full(ltau.size, lt), *phi]))
         values.append(-table.reshape(-1, table.shape[-1]))
     return np.concatenate(points), np.concatenate(values)
 
