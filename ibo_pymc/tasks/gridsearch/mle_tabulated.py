@@ -20,10 +20,12 @@ The held-out round's negative log-likelihood is then evaluated at the fold's opt
 searched with (differential evolution) matters only in that ours must be at least as good as theirs in every
 fold; the tests check it against their saved folds.
 
-The probability of maximum utility (PMU) costs about 1.5 ms per decision on the 11 x 11 grid (its Monte Carlo
-estimate, :mod:`.choice`), a hundred times a UCB decision, so its search stops at the table: the surrogate
-parameter on a coarser grid (:data:`PMU_THETA_STEP`), and at the fold's best point tau on a fine grid
-(:data:`PMU_TAU_FINE`; PMU's values do not depend on tau, so that costs one evaluation). On the line the
+The probability of maximum utility (PMU) costs about 3 ms per decision on the 11 x 11 grid (its Monte Carlo
+estimate, :mod:`.choice`), a hundred times a UCB decision, so its search stays on grids (:func:`_pmu_search`):
+the table's surrogate parameter on a coarse grid (:data:`PMU_THETA_STEP`), then each fold's best coarse point
+and its neighbours half a step away, where every round's likelihood is tabulated on a fine grid of tau
+(:data:`PMU_TAU_FINE`; PMU's values do not depend on tau, so that costs one evaluation per surrogate parameter
+for all the folds of a horizon). On the line the
 published PMU is 1 for every option (:mod:`.protocols`): the plain PMU models are at chance
 (:attr:`.protocols.Protocol.chance`, reported without parameters), the local ones a local search, searched as
 any family (no Monte Carlo there).
@@ -44,12 +46,13 @@ from ibo_pymc.tasks.gridsearch.rules import RULES, rule_code
 #: grid steps on the log scale: the surrogate parameter (with beta; without, where the table is cheaper and the
 #: profile in the surrogate parameter can have dips 0.1 wide, e.g. PI's at a long length-scale), tau alone, and
 #: (beta, tau)
-THETA_STEP, THETA_STEP_NO_BETA, TAU_STEP, BETA_TAU_STEP = 0.25, 0.05, 0.25, 0.5
-#: PMU (module docstring): the surrogate parameter's grid step, and tau's fine grid around the best point
-#: (half-width, step; log scale)
-PMU_THETA_STEP, PMU_TAU_FINE = 0.5, (0.25, 0.005)
-#: how many of the table's best points (per fold) are polished, at least this far apart (log scale, any axis)
-STARTS, START_SEPARATION = 8, 0.5
+THETA_STEP, THETA_STEP_NO_BETA, TAU_STEP, BETA_TAU_STEP = 0.25, 0.05, 0.5, 0.5
+#: PMU (module docstring): the surrogate parameter's coarse grid step and the refinement's offset around each
+#: fold's best coarse point, and tau's fine grid (its margin around the folds' best taus, its step; log scale)
+PMU_THETA_STEP, PMU_THETA_REFINE, PMU_TAU_FINE = 1.0, 0.5, (0.5, 0.005)
+#: how many of the table's points (per fold) are polished (:func:`starting_points`): its best points at least the
+#: first distance apart, then more of its local minima at least the second apart (log scale, any axis)
+STARTS, START_SEPARATION, BASINS, BASIN_SEPARATION = 8, 0.5, 4, 1.0
 #: Nelder-Mead after the gradient search: first simplex side (log scale), evaluations at most per run, and runs
 #: at most (each from the last one's result, its simplex ten times smaller, while it improves)
 POLISH_STEP, POLISH_FEV, POLISH_RESTARTS = 0.25, 200, 4
@@ -136,6 +139,31 @@ def _distinct(points, k: int, tol: float):
     return out
 
 
+def starting_points(points, score) -> list:
+    """The starting points of a fold's search from a table on a regular grid (``points`` in the order
+    :func:`tabulate` makes them, ``score`` their training nLL): its :data:`STARTS` best points at least
+    :data:`START_SEPARATION` apart, then up to :data:`BASINS` more of its local minima, best first, at least
+    :data:`BASIN_SEPARATION` from each other and from those. The best points alone can all lie on one ridge
+    (where beta and tau grow together, a grid step apart) while a narrower interior basin holds the optimum
+    (test_a_ridge_does_not_hide_the_optimum); several best points near the best one serve the clamps' kinks."""
+    from scipy import ndimage
+
+    best = _distinct([points[i] for i in np.argsort(score, kind="stable")[: 50 * STARTS]], STARTS, START_SEPARATION)
+    shape = tuple(np.unique(points[:, j]).size for j in range(points.shape[1]))
+    grid = score.reshape(shape)
+    minima = np.flatnonzero((ndimage.minimum_filter(grid, size=3, mode="nearest") == grid).ravel())
+    basins = []
+    for i in minima[np.argsort(score[minima], kind="stable")]:
+        p = points[i]
+        if all(np.max(np.abs(p - q)) >= START_SEPARATION for q in best) and all(
+            np.max(np.abs(p - q)) >= BASIN_SEPARATION for q in basins
+        ):
+            basins.append(p)
+            if len(basins) == BASINS:
+                break
+    return best + basins
+
+
 def maximise(f, starts, bounds) -> tuple[float, np.ndarray]:
     """The best ``(nll, u)`` of L-BFGS-B from each start, then Nelder-Mead from the best (module docstring)."""
     lo, hi = bounds
@@ -175,51 +203,73 @@ def maximise(f, starts, bounds) -> tuple[float, np.ndarray]:
     return best
 
 
-def _tau_fine(rounds, train, surrogate, family, rule, bounds, u):
-    """The best ``(nll, u)`` over tau's fine grid around ``u`` at its surrogate parameter (PMU; module
-    docstring): the acquisition values are computed once for all the taus."""
+def _pmu_search(rounds, fold_rounds, points, nll, surrogate, family, rule, bounds) -> list[tuple]:
+    """PMU's search for the folds of one horizon (module docstring): ``(train nll, test nll, u)`` per fold,
+    ``fold_rounds`` its ``(train, test)`` positions in ``rounds``, ``(points, nll)`` the coarse table. The
+    surrogate parameters tried are each fold's best coarse point and its neighbours
+    (:data:`PMU_THETA_REFINE`), every fold choosing among all of them; at each, every round's likelihood on
+    tau's fine grid costs one PMU evaluation per decision, and the held-out round's is read from it."""
+    lo, hi = bounds
+    best = [points[int(np.argmin(nll[:, train].sum(1)))] for train, _ in fold_rounds]
+    d = PMU_THETA_REFINE
+    thetas = sorted({float(np.clip(u[0] + k, lo, hi)) for u in best for k in (-d, 0.0, d)})
     half, step = PMU_TAU_FINE
-    taus = np.clip(np.arange(u[-1] - half, u[-1] + half + 1e-9, step), *bounds)
-    ch, y = rounds.choices[train], rounds.y[train]
-    post = posterior(ch, y, surrogate, math.exp(u[0]), published=rule, options=rounds.options)
-    nll = -choice_loglik_table(post, ch, y, family, [0.0], np.exp(taus), published=rule, options=rounds.options)
-    i = int(np.argmin(nll[0].sum(-1)))
-    return float(nll[0, i].sum()), np.array([u[0], taus[i]])
+    t_lo, t_hi = max(lo, min(u[-1] for u in best) - half), min(hi, max(u[-1] for u in best) + half)
+    taus = np.arange(t_lo, t_hi + 1e-9, step)
+    fine = []
+    for th in thetas:
+        post = posterior(rounds.choices, rounds.y, surrogate, math.exp(th), published=rule, options=rounds.options)
+        table = choice_loglik_table(
+            post, rounds.choices, rounds.y, family, [0.0], np.exp(taus), published=rule, options=rounds.options
+        )
+        fine.append(-table[0])  # (taus, rounds)
+    out = []
+    for train, test in fold_rounds:
+        scores = [f[:, train].sum(1) for f in fine]
+        k = min(range(len(thetas)), key=lambda i: scores[i].min())
+        j = int(np.argmin(scores[k]))
+        out.append((float(scores[k][j]), float(fine[k][j, test]), np.array([thetas[k], taus[j]])))
+    return out
 
 
-def cross_validate(gr, model, proto) -> list[FoldOptimum]:
+def cross_validate(gr, model, proto, *, horizons=None) -> list[FoldOptimum]:
     """Every fold of ``proto`` for one participant (``gr``) and one of its models (``model``, a
-    :class:`.protocols.Model`), in the protocol's fold order."""
+    :class:`.protocols.Model`), in the protocol's fold order; with ``horizons``, only the folds of those."""
     surrogate, family, rule, bounds = model.surrogate, model.family, proto.rule, proto.log_bounds
     beta = has_beta(family)
-    # PMU's Monte Carlo estimate stops at the table; the line's published PMU is a constant, as cheap as any
+    # PMU's Monte Carlo estimate stays on grids; the line's published PMU is a constant, as cheap as any
     pmu = base_family(family) == "PMU" and rule_code(rule) != RULES["wu2018-line"]
-    folds = proto.folds(gr)
+    folds = [f for f in proto.folds(gr) if horizons is None or f.horizon in horizons]
     tables: dict = {}
+    for fold in folds:  # a fold's rounds are those of its horizon (the protocol leaves one round of it out)
+        if fold.horizon not in tables:
+            rounds = _Rounds(gr, sorted({fold.test, *fold.train}))
+            step = PMU_THETA_STEP if pmu else THETA_STEP if beta else THETA_STEP_NO_BETA
+            tables[fold.horizon] = (rounds, *tabulate(rounds, surrogate, family, rule, bounds, step))
+
+    def positions(fold):
+        where = {int(p): i for i, p in enumerate(tables[fold.horizon][0].positions)}
+        return np.array([where[p] for p in fold.train]), where[fold.test]
+
+    found = {}
+    if pmu:
+        for h, (rounds, points, nll) in tables.items():
+            mine = [f for f in folds if f.horizon == h]
+            got = _pmu_search(rounds, [positions(f) for f in mine], points, nll, surrogate, family, rule, bounds)
+            found.update(zip([id(f) for f in mine], got))
     out = []
     for fold in folds:
-        group = (fold.horizon,)
-        if group not in tables:
-            same = sorted({fold.test, *fold.train})
-            rounds = _Rounds(gr, same)
-            step = PMU_THETA_STEP if pmu else THETA_STEP if beta else THETA_STEP_NO_BETA
-            tables[group] = (rounds, *tabulate(rounds, surrogate, family, rule, bounds, step))
-        rounds, points, nll = tables[group]
-        where = {int(p): i for i, p in enumerate(rounds.positions)}
-        train = np.array([where[p] for p in fold.train])
-        test = where[fold.test]
-        score = nll[:, train].sum(1)
-        order = np.argsort(score, kind="stable")
+        rounds, points, nll = tables[fold.horizon]
+        train, test = positions(fold)
         if pmu:
-            train_nll, u = _tau_fine(rounds, train, surrogate, family, rule, bounds, points[order[0]])
+            train_nll, test_nll, u = found[id(fold)]
         else:
-            starts = _distinct([points[i] for i in order[: 50 * STARTS]], STARTS, START_SEPARATION)
+            starts = starting_points(points, nll[:, train].sum(1))
             f = _objective(rounds.choices[train], rounds.y[train], surrogate, family, rule, rounds.options, beta)
             train_nll, u = maximise(f, starts, bounds)
-        g = _objective(
-            rounds.choices[test : test + 1], rounds.y[test : test + 1], surrogate, family, rule, rounds.options, beta
-        )
-        test_nll = g(u)[0]
+            one = slice(test, test + 1)
+            g = _objective(rounds.choices[one], rounds.y[one], surrogate, family, rule, rounds.options, beta)
+            test_nll = g(u)[0]
         p = np.exp(u)
         out.append(
             FoldOptimum(

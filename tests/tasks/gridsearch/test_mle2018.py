@@ -102,3 +102,73 @@ def test_a_participants_rows(table):
             assert row["tau"] == pytest.approx(f["tau"].median()) and (f["train_nLL"] < 7 * 10 * math.log(30)).all()
     lb = rows.set_index("model").loc["LBMTUCB"]
     assert np.isnan(lb["lambda"]) and lb["error_variance"] > 0 and lb["beta"] > 0
+
+
+def test_starting_points_reach_a_narrow_basin():
+    """A table whose best points all lie on one ridge a grid step apart, and a narrower basin elsewhere whose
+    own best point ranks below all of them: the basin is among the starts (its local minimum), and the starts
+    keep their separations."""
+    from ibo_pymc.tasks.gridsearch.mle_tabulated import (
+        BASIN_SEPARATION,
+        BASINS,
+        START_SEPARATION,
+        STARTS,
+        starting_points,
+    )
+
+    g = np.arange(-5.0, 5.0 + 1e-9, 0.5)
+    th, b, t = np.meshgrid(g, g, g, indexing="ij")
+    score = 10.0 + 0.1 * (b - 5.0) ** 2 + 0.1 * (t - b) ** 2 + 0.01 * th**2  # the ridge: b = t, best at b = 5
+    basin = (np.abs(th + 1.0) < 0.1) & (np.abs(b + 0.5) < 0.1) & (np.abs(t + 2.0) < 0.1)
+    score[basin] = 10.5
+    points = np.column_stack([th.ravel(), b.ravel(), t.ravel()])
+    flat = score.ravel()
+    assert (np.sort(flat)[:9] < 10.5).all()  # the basin is not among the best points
+    starts = starting_points(points, flat)
+    assert any(np.allclose(s, (-1.0, -0.5, -2.0)) for s in starts)
+    assert STARTS < len(starts) <= STARTS + BASINS
+    assert all(np.max(np.abs(p - q)) >= START_SEPARATION for i, p in enumerate(starts) for q in starts[:i])
+    best = [points[i] for i in np.argsort(flat, kind="stable")[:3]]  # the best point and its neighbours first
+    assert np.allclose(starts[0], best[0]) and BASIN_SEPARATION >= START_SEPARATION
+
+
+def test_a_ridge_does_not_hide_the_optimum(table):
+    """Participant 17 on the grid, local GP-UCB, horizon 40, fold 1 (``analysis2D/modelResults/final/
+    LRBFUCB17.csv``, in ``folds_more.csv``): the best table points lie on the ridge of large beta and tau, the
+    saved optimum in an interior basin. The search reaches it (starting from the table's local minima), and is
+    at least as good as the saved fold."""
+    proto = protocol("wu2018-2d")
+    gr = g18.grid_rounds(table, 17, "2d")
+    m = proto.model("LRBFUCB")
+    ours = {(f.horizon, f.index): f for f in cross_validate(gr, m, proto, horizons=(40,))}
+    fold = next(f for f in proto.folds(gr) if (f.horizon, f.index) == (40, 1))
+    rounds = _Rounds(gr, sorted({fold.test, *fold.train}))
+    where = {int(p): i for i, p in enumerate(rounds.positions)}
+    tr = [where[p] for p in fold.train]
+    f = _objective(rounds.choices[tr], rounds.y[tr], m.surrogate, m.family, proto.rule, rounds.options, True)
+    theirs = f(np.array([-0.712944598408427, -0.362616765432838, -2.06508542225813]))[0]
+    got = ours[(40, 1)]
+    assert got.train_nll <= theirs + EDGE and got.beta < 1.0
+
+
+def test_pmu_search_reads_the_likelihood(table):
+    """PMU on the grid (:func:`.mle_tabulated._pmu_search`), one horizon of participant 1: every fold's training
+    and held-out nLL are the likelihood's at its parameters, and the refinement is never worse than the coarse
+    table's best point."""
+    from ibo_pymc.tasks.gridsearch.mle_tabulated import PMU_THETA_STEP, _pmu_search, tabulate
+
+    proto = protocol("wu2018-2d")
+    gr = g18.grid_rounds(table, 1, "2d")
+    m = proto.model("BMTPMU")
+    folds = [f for f in proto.folds(gr) if f.horizon == 20]
+    rounds = _Rounds(gr, sorted({folds[0].test, *folds[0].train}))
+    where = {int(p): i for i, p in enumerate(rounds.positions)}
+    fr = [(np.array([where[p] for p in f.train]), where[f.test]) for f in folds]
+    points, nll = tabulate(rounds, m.surrogate, m.family, proto.rule, proto.log_bounds, PMU_THETA_STEP)
+    got = _pmu_search(rounds, fr, points, nll, m.surrogate, m.family, proto.rule, proto.log_bounds)
+    for (train, test), (train_nll, test_nll, u) in zip(fr, got):
+        args = (m.surrogate, m.family, proto.rule, rounds.options, False)
+        assert train_nll == pytest.approx(_objective(rounds.choices[train], rounds.y[train], *args)(u)[0], abs=1e-9)
+        one = slice(test, test + 1)
+        assert test_nll == pytest.approx(_objective(rounds.choices[one], rounds.y[one], *args)(u)[0], abs=1e-9)
+        assert train_nll <= nll[:, train].sum(1).min() + 1e-9
