@@ -237,6 +237,7 @@ def _out_and_fits(args) -> tuple[Path, Path]:
 def _cmd_run(args) -> int:
     """``ibo-cohort run`` through the task object: every subject's fits under the task's models (saved fits
     reused), then the shared comparisons and files."""
+    from ibo_pymc.io import write_csv
     from ibo_pymc.population.evidence import evidence_table
     from ibo_pymc.population.selection import FILES, cohort_bms, write_cohort
 
@@ -265,7 +266,13 @@ def _cmd_run(args) -> int:
     print("\nmodels (family as a random effect):")
     _print(result.model_families, f"{n_pairs} (model, family) pairs partitioned by model")
     write_cohort(result, out, labels)
-    print(f"wrote {', '.join(FILES.values())} in {out}", file=sys.stderr)
+    written = list(FILES.values())
+    # a task's own findings from the same fits (the grid task on Wu et al. 2018's data: the generalisation table)
+    findings = getattr(task, "cohort_tables", None)
+    for name, df in (findings(table, done.results) if findings else {}).items():
+        write_csv(df, out / name, index=False, float_format="%.6g")
+        written.append(name)
+    print(f"wrote {', '.join(written)} in {out}", file=sys.stderr)
     return status
 
 

@@ -177,6 +177,18 @@ class GridSearchTask:
 
         return compare_cohort(dataset, subjects, folder, context=context, executor=executor, log=log, **settings)
 
+    def cohort_tables(self, dataset, paths) -> dict:
+        """What ``ibo-cohort run`` writes beside the BMS from the cohort's fits (``paths``): for Wu et al.
+        (2018)'s data, the generalisation tables (:func:`.generalisation.cohort_tables`); for Wu et al. 2020's,
+        nothing more."""
+        from ibo_pymc.tasks.gridsearch.studies import study_of
+
+        if study_of(dataset) != "gridsearch2018":
+            return {}
+        from ibo_pymc.tasks.gridsearch.generalisation import cohort_tables
+
+        return cohort_tables(dataset, paths)
+
     #: display names of the models (surrogates) and of parameters in figures
     model_labels = {"GP": "GP", "BMT": "mean tracker"}
     parameter_labels = {}

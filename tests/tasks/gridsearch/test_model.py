@@ -289,6 +289,7 @@ def test_cohort_bms_of_the_grid_task(tmp_path, cogmaps_folder, capsys):
     assert list(families["model"]) == ["UCB", "EI", "PI", "mean", "variance"]
     evidence = pd.read_csv(tmp_path / "out" / FILES["evidence"])
     assert set(evidence["family"]) == {"UCB", "EI", "PI", "mean", "variance", "all"} and len(evidence) == 12
+    assert not (tmp_path / "out" / "generalisation.csv").exists()  # Wu et al. 2018's finding, not this study's
     stamp = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out" / "fits").iterdir()}
     assert main(argv) == 0  # the saved fits are reused, not refitted
     assert stamp == {p.name: p.stat().st_mtime_ns for p in (tmp_path / "out" / "fits").iterdir()}

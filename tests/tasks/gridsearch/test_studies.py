@@ -6,6 +6,7 @@ names the 2018 study."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -102,6 +103,7 @@ def test_cli_on_the_2018_data(gridsearch2018_folder, tmp_path, capsys):
 
     from ibo_pymc.cli.data import main as data_main
     from ibo_pymc.cli.sample import main as sample_main
+    from ibo_pymc.tasks.gridsearch.generalisation import lambda_draws
 
     data = ["--task", "gridsearch", "--data", str(gridsearch2018_folder)]
     assert data_main(["summary", *data, "--csv", str(tmp_path / "s.csv")]) == 0
@@ -121,6 +123,9 @@ def test_cli_on_the_2018_data(gridsearch2018_folder, tmp_path, capsys):
     assert sample_main([*data, *argv]) == 0
     idata = az.from_netcdf(out / "p.nc")
     assert idata.posterior.attrs["context"] == "1d" and idata.observed_data["choice"].shape == (16, 11)
+    subject, part, lam = lambda_draws(out / "p.nc")  # what the generalisation table reads
+    assert (subject, part) == (2, "1d") and lam.size == idata.posterior.sizes["draw"] * idata.posterior.sizes["chain"]
+    assert np.array_equal(lam, idata.posterior["lambda"].values.ravel())
 
 
 def test_reproduce_cli_runs_one_experiment(gridsearch2018_folder, tmp_path, capsys):
@@ -138,3 +143,23 @@ def test_reproduce_cli_runs_one_experiment(gridsearch2018_folder, tmp_path, caps
     # the line's published PMU is 1 everywhere: the plain models at chance, the local ones one local search
     assert (r2 < 1).all() and abs(r2["RBFPMU"]) < 1e-12 and abs(r2["BMTPMU"]) < 1e-12
     assert r2["LRBFPMU"] == pytest.approx(r2["LBMTPMU"], abs=1e-9) and r2["LRBFPMU"] > 0
+
+
+def test_cohort_run_on_the_2018_data_writes_the_generalisation_tables(gridsearch2018_folder, tmp_path):
+    """``ibo-cohort run --experiment 1d``: beside the BMS files, the generalisation tables from the GP fits
+    (:mod:`ibo_pymc.tasks.gridsearch.generalisation`), one row per environment class the participants played."""
+    from ibo_pymc.cli.cohort import main
+    from ibo_pymc.population.selection import FILES
+
+    out = tmp_path / "out"
+    argv = ["run", "--task", "gridsearch", "--data", str(gridsearch2018_folder), "--experiment", "1d"]
+    argv += ["--subject", "2", "--out", str(out), "--draws", "200", "--tune", "200", "--workers", "1", "--quiet"]
+    assert main(argv) == 0
+    assert all((out / name).is_file() for name in FILES.values())
+    people = pd.read_csv(out / "generalisation_participants.csv")
+    cohort = pd.read_csv(out / "generalisation.csv")
+    env = g18.load_gridsearch2018(gridsearch2018_folder, progress=False).query("experiment == '1d' and subject == 2")
+    assert list(people["participant"]) == [2] and people["environment"].iloc[0] == env["environment"].iloc[0]
+    assert list(cohort["environment"]) == [env["environment"].iloc[0]] and cohort["participants"].iloc[0] == 1
+    row = cohort.iloc[0]
+    assert row["lo"] <= row["lambda_median"] <= row["hi"] and (cohort["experiment"] == "1d").all()
