@@ -29,6 +29,13 @@ RESULTS = REPO / "models" / "gridsearch" / "wu2018"
 EDGE = 1e-4
 #: the authors' PMU on the grid is a fresh Monte Carlo estimate at every evaluation; ours uses fixed draws
 PMU_NOISE = 6.0
+#: where the choice rule is an argmax (tau at the box's lower end, beta large) the published objective is piecewise
+#: constant in the parameters, with slivers where a decision's chosen option ties with its best competitor: the
+#: saved optimum of participant 80's BMT-UCB on the grid (horizon 40, fold 3) lies on one 0.003 wide in log error
+#: variance, 0.15 nats below the plateau beside it, which no local search reaches (the published search, many
+#: random points, landed on it). A saved optimum better than ours must be such a sliver: within SLIVER of it on
+#: one axis a point is worse than ours (test_folds_against_the_saved)
+SLIVER = 0.005
 #: models whose published mean pseudo-R2 is lower than the protocol's because the published search (differential
 #: evolution) missed the training optimum in many folds: the line's LRBFGV, whose optimum is often the box's
 #: corner (the longest length-scale, the smallest tau), e.g. participant 61 in 12 of 16 folds, by 3.6 to 16 nats
@@ -57,7 +64,7 @@ def saved():
 def test_folds_against_the_saved(experiment, table, saved):
     ours = _results(experiment, "folds").set_index(["participant", "model", "horizon", "fold"])
     proto = protocol(f"wu2018-{experiment}")
-    held_out, gaps, n = 0.0, [], 0
+    held_out, gaps, n, slivers = 0.0, [], 0, []
     for pid, rows in saved[saved["experiment"] == experiment].groupby("participant"):
         gr = g18.grid_rounds(table, pid, experiment)
         folds = {(f.horizon, f.index): f for f in proto.folds(gr)}
@@ -71,7 +78,8 @@ def test_folds_against_the_saved(experiment, table, saved):
             tr, te = [where[p] for p in fold.train], where[fold.test]
             u = np.array([p for p in (row.par1, row.par2, row.par3) if np.isfinite(p)])
             args = (m.surrogate, m.family, proto.rule, rounds.options, has_beta(m.family))
-            train = _objective(rounds.choices[tr], rounds.y[tr], *args)(u)[0]
+            f = _objective(rounds.choices[tr], rounds.y[tr], *args)
+            train = f(u)[0]
             test = _objective(rounds.choices[te : te + 1], rounds.y[te : te + 1], *args)(u)[0]
             gap = ours.loc[(pid, row.model, row.horizon, row.leaveoutindex), "train_nLL"] - train
             if m.family.endswith("PMU") and experiment == "2d":
@@ -80,8 +88,12 @@ def test_folds_against_the_saved(experiment, table, saved):
             held_out = max(held_out, abs(test - row.nLL))
             gaps.append(gap)
             n += 1
-            assert gap <= EDGE, (pid, row.model, row.horizon, row.leaveoutindex, gap)
-    assert n > 900 and held_out < 1e-6
+            if gap > EDGE:  # only on a sliver (SLIVER): a neighbour of the saved point is worse than ours
+                where_ = (pid, row.model, row.horizon, row.leaveoutindex, gap)
+                near = [f(u + d * np.eye(len(u))[k])[0] for k in range(len(u)) for d in (-SLIVER, SLIVER)]
+                assert max(near) > train + gap, where_
+                slivers.append(where_)
+    assert n > 900 and held_out < 1e-6 and len(slivers) <= 1, slivers
     assert np.mean(np.array(gaps) < -1e-3) < 0.5  # mostly the same optima: the comparison is not vacuous
 
 
@@ -119,3 +131,21 @@ def test_the_published_search_missed_a_corner(table):
         row = ours.loc[(61, "LRBFGV", h, k)]
         assert theirs(np.array(u))[0] - row["train_nLL"] > 3.0
         assert np.log(row["theta"]) == pytest.approx(4.0, abs=1e-6) and np.log(row["tau"]) < -4.9
+
+
+def test_a_saved_optimum_on_a_sliver(table):
+    """Participant 80's BMT-UCB on the grid, horizon 40, fold 3 (``analysis2D/modelResults/final/BMTUCB80.csv``,
+    in ``folds_more.csv``): the saved optimum (log error variance 0.576, log beta 4.67, log tau -4.88: the choice
+    rule an argmax) is 0.15 nats below the plateau half a hundredth of a log unit away on one side, and 6.5 nats
+    above the plateau on the other (:data:`SLIVER`)."""
+    proto = protocol("wu2018-2d")
+    gr = g18.grid_rounds(table, 80, "2d")
+    m = proto.model("BMTUCB")
+    fold = next(f for f in proto.folds(gr) if (f.horizon, f.index) == (40, 3))
+    rounds = _Rounds(gr, sorted({fold.test, *fold.train}))
+    where = {int(p): i for i, p in enumerate(rounds.positions)}
+    tr = [where[p] for p in fold.train]
+    f = _objective(rounds.choices[tr], rounds.y[tr], m.surrogate, m.family, proto.rule, rounds.options, True)
+    u = np.array([0.576102991825359, 4.67417090162831, -4.88349450060144])
+    at, right, left = (f(u + np.array([d, 0.0, 0.0]))[0] for d in (0.0, SLIVER, -SLIVER))
+    assert 0.1 < right - at < 0.2 and left - at > 5.0
