@@ -11,10 +11,10 @@ NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 NAMES = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
 
-def test_all_seven_notebooks_are_committed_with_outputs():
+def test_all_eight_notebooks_are_committed_with_outputs():
     import nbformat
 
-    assert len(NAMES) == 7
+    assert len(NAMES) == 8
     for name in NAMES:
         nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
