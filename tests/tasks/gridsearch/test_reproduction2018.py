@@ -153,21 +153,29 @@ def test_the_published_search_missed_a_corner(table):
         assert np.log(row["theta"]) == pytest.approx(4.0, abs=1e-6) and np.log(row["tau"]) < -4.9
 
 
+def _fold_objectives(table, experiment, participant, model, horizon, index):
+    """``(training nLL, held-out nLL)`` as functions of the log parameters, for one fold of one model."""
+    proto = protocol(f"wu2018-{experiment}")
+    gr = g18.grid_rounds(table, participant, experiment)
+    m = proto.model(model)
+    fold = next(f for f in proto.folds(gr) if (f.horizon, f.index) == (horizon, index))
+    rounds = _Rounds(gr, sorted({fold.test, *fold.train}))
+    where = {int(p): i for i, p in enumerate(rounds.positions)}
+    tr, te = [where[p] for p in fold.train], where[fold.test]
+    args = (m.surrogate, m.family, proto.rule, rounds.options, has_beta(m.family))
+    train = _objective(rounds.choices[tr], rounds.y[tr], *args)
+    test = _objective(rounds.choices[te : te + 1], rounds.y[te : te + 1], *args)
+    return (lambda u: train(u)[0]), (lambda u: test(u)[0])
+
+
 def test_a_saved_optimum_on_a_sliver(table):
     """Participant 80's BMT-UCB on the grid, horizon 40, fold 3 (``analysis2D/modelResults/final/BMTUCB80.csv``,
     in ``folds_more.csv``): the saved optimum (log error variance 0.576, log beta 4.67, log tau -4.88: the choice
     rule an argmax) is 0.15 nats below the plateau half a hundredth of a log unit away on one side, and 6.5 nats
     above the plateau on the other (:data:`SLIVER`)."""
-    proto = protocol("wu2018-2d")
-    gr = g18.grid_rounds(table, 80, "2d")
-    m = proto.model("BMTUCB")
-    fold = next(f for f in proto.folds(gr) if (f.horizon, f.index) == (40, 3))
-    rounds = _Rounds(gr, sorted({fold.test, *fold.train}))
-    where = {int(p): i for i, p in enumerate(rounds.positions)}
-    tr = [where[p] for p in fold.train]
-    f = _objective(rounds.choices[tr], rounds.y[tr], m.surrogate, m.family, proto.rule, rounds.options, True)
+    f, _ = _fold_objectives(table, "2d", 80, "BMTUCB", 40, 3)
     u = np.array([0.576102991825359, 4.67417090162831, -4.88349450060144])
-    at, right, left = (f(u + np.array([d, 0.0, 0.0]))[0] for d in (0.0, SLIVER, -SLIVER))
+    at, right, left = (f(u + np.array([d, 0.0, 0.0])) for d in (0.0, SLIVER, -SLIVER))
     assert 0.1 < right - at < 0.2 and left - at > 5.0
 
 
@@ -179,17 +187,9 @@ def test_a_better_training_optimum_predicts_worse(table):
     from scipy import optimize
 
     ours = _results("2d", "folds").set_index(["participant", "model", "horizon", "fold"]).loc[(42, "LRBFPOI", 20, 2)]
-    proto = protocol("wu2018-2d")
-    gr = g18.grid_rounds(table, 42, "2d")
-    m = proto.model("LRBFPOI")
-    fold = next(f for f in proto.folds(gr) if (f.horizon, f.index) == (20, 2))
-    rounds = _Rounds(gr, sorted({fold.test, *fold.train}))
-    where = {int(p): i for i, p in enumerate(rounds.positions)}
-    tr, te = [where[p] for p in fold.train], where[fold.test]
-    args = (m.surrogate, m.family, proto.rule, rounds.options, False)
-    f = _objective(rounds.choices[tr], rounds.y[tr], *args)
-    r = optimize.minimize(lambda u: f(np.clip(u, -5, 5))[0], np.array([0.5, -2.4]), method="Nelder-Mead")
-    interior_test = _objective(rounds.choices[te : te + 1], rounds.y[te : te + 1], *args)(r.x)[0]
+    f, g = _fold_objectives(table, "2d", 42, "LRBFPOI", 20, 2)
+    r = optimize.minimize(lambda u: f(np.clip(u, -5, 5)), np.array([0.5, -2.4]), method="Nelder-Mead")
+    interior_test = g(r.x)
     assert r.fun - ours["train_nLL"] > 1.0 and np.log(ours["tau"]) < -4.99
     theirs = pd.read_csv(REF / "modelFit_2D.csv").query("participant == 42 and model == 'LRBFPOI'")["nLL"].iloc[0]
     mine = _results("2d", "fits").query("participant == 42 and model == 'LRBFPOI'")["nLL"].iloc[0]
