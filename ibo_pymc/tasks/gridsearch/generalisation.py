@@ -3,8 +3,9 @@ generalise, the GP surrogate's length-scale lambda, against the length-scale the
 
 The environments of each class were drawn from a GP with an RBF kernel of length-scale 1 (rough) or 2 (smooth),
 in units of one option step and with the kernel the surrogate uses (``exp(-d^2 / (2 lambda^2))``,
-:mod:`.surrogate`), so a participant's lambda is directly comparable with :data:`TRUE_LAMBDA`. The paper's
-finding is that people generalise less than the environments allow: lambda below the truth, in both classes.
+:mod:`ibo_pymc.tasks.gridsearch.surrogate`), so a participant's lambda is directly comparable with
+:data:`TRUE_LAMBDA`. The paper's finding is that people generalise less than the environments allow: lambda below
+the truth, in both classes.
 
 :func:`participant_table`: per participant, lambda's posterior median and HDI (family-marginalised, the GP
 fits'), beside the participant's environment class and whether the HDI lies wholly below (or above) the truth.
