@@ -30,33 +30,39 @@ TRUE_LAMBDA = {"rough": 1.0, "smooth": 2.0}
 RESAMPLES = 4000
 
 
+def _read_lambda(path) -> tuple[int, str, str, np.ndarray | None]:
+    """``(participant, experiment or context, surrogate, lambda's posterior draws or None)`` of one saved fit."""
+    from ibo_pymc.engine.schema import read_fit
+
+    post = read_fit(path).posterior
+    lam = np.asarray(post["lambda"].values).ravel() if "lambda" in post else None
+    return int(post.attrs["subject"]), str(post.attrs["context"]), str(post.attrs.get("surrogate")), lam
+
+
 def lambda_draws(path) -> tuple[int, str, np.ndarray]:
     """``(participant, experiment or context, lambda's posterior draws)`` of one saved GP fit; a fit of another
     surrogate (no lambda) is refused."""
-    from ibo_pymc.engine.schema import read_fit
     from ibo_pymc.errors import InputError
 
-    post = read_fit(path).posterior
-    if "lambda" not in post:
-        raise InputError(f"a fit of the {post.attrs.get('surrogate')} surrogate has no lambda", path=path, field="fit")
-    return int(post.attrs["subject"]), str(post.attrs["context"]), np.asarray(post["lambda"].values).ravel()
+    subject, part, surrogate, lam = _read_lambda(path)
+    if lam is None:
+        raise InputError(f"a fit of the {surrogate} surrogate has no lambda", path=path, field="fit")
+    return subject, part, lam
 
 
 def gp_lambda_draws(paths) -> dict:
     """participant -> lambda's posterior draws, from those of the saved fits ``paths`` that are GP fits (the
     others, e.g. the mean tracker's, skipped); two GP fits of one participant are refused."""
-    from ibo_pymc.engine.schema import read_fit
     from ibo_pymc.errors import InputError
 
     out = {}
     for path in paths:
-        post = read_fit(path).posterior
-        if "lambda" not in post:
+        p, _, _, lam = _read_lambda(path)
+        if lam is None:
             continue
-        p = int(post.attrs["subject"])
         if p in out:
             raise InputError(f"participant {p} has two GP fits among those given", path=path, field="fits")
-        out[p] = np.asarray(post["lambda"].values).ravel()
+        out[p] = lam
     return out
 
 
