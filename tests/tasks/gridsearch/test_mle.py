@@ -214,7 +214,13 @@ def test_folds_against_the_published_optimum(choices, published_fold_nll):
 
 def test_committed_reproduction_is_this_code(choices):
     """The committed whole-cohort output comes from this code: the protocol rerun for one participant, context
-    and model (9 folds) gives its rows (fits.csv and folds.csv) to the printed precision."""
+    and model (9 folds) gives its rows (fits.csv and folds.csv).
+
+    Each number to the tolerance its kind allows. An optimum's location is flat to first order, so L-BFGS-B
+    stops anywhere in a small neighbourhood, and a different NumPy/SciPy build (the committed file was made
+    under an older one) moves the stopping point by about 1e-7 relative: the parameters agree to 1e-6
+    relative, the training nLL (at its optimum: second order) to 1e-8, and the held-out nLL and pseudo-R2
+    (first order in the parameters) to 1e-5. A different optimum would differ by far more than any of them."""
     from ibo_pymc.tasks.gridsearch.mle import reproduce
 
     fits, folds = reproduce(choices, [4], contexts=("spatial",), models=("GP-UCB",))
@@ -222,9 +228,18 @@ def test_committed_reproduction_is_this_code(choices):
     committed = committed[
         (committed.participant == 4) & (committed.context == "spatial") & (committed.model == "GP-UCB")
     ].reset_index(drop=True)
-    pd.testing.assert_frame_equal(
-        fits.reset_index(drop=True)[committed.columns], committed, check_dtype=False, rtol=1e-8, atol=1e-9
-    )
     cf = pd.read_csv(OURS / "folds.csv")
     cf = cf[(cf.participant == 4) & (cf.context == "spatial") & (cf.model == "GP-UCB")].reset_index(drop=True)
-    pd.testing.assert_frame_equal(folds.reset_index(drop=True)[cf.columns], cf, check_dtype=False, rtol=1e-8, atol=1e-6)
+    for ours, theirs in (
+        (fits.reset_index(drop=True)[committed.columns], committed),
+        (folds.reset_index(drop=True)[cf.columns], cf),
+    ):
+        assert len(ours) == len(theirs) > 0
+        for column in theirs.columns:
+            if column == "train_nLL":
+                tolerance = {"rtol": 1e-8, "atol": 1e-9}
+            elif column in ("nLL", "test_nLL", "R2"):
+                tolerance = {"rtol": 0.0, "atol": 1e-5}
+            else:
+                tolerance = {"rtol": 1e-6, "atol": 1e-9}
+            pd.testing.assert_series_equal(ours[column], theirs[column], check_dtype=False, **tolerance)
