@@ -141,5 +141,7 @@ def test_loo_bms_plot_and_the_saved_fit(cohort, tmp_path):
     assert ibo.read_fit(path).posterior.attrs["task"] == "bandit"
     with pytest.raises(ibo.InputError, match="another configuration"):
         BanditModel.load(path, config=BanditConfig(seed=1))
-    h = ibo.fit_hierarchical(models, draws=200, tune=200, chains=2, cores=1)  # the population of the four
+    # the population of the four, without the refinement (its rounds refit the population up to three times more:
+    # two minutes here; tests/engine/test_proposal.py covers it)
+    h = ibo.fit_hierarchical(models, draws=200, tune=200, chains=2, cores=1, n_draws=200, refine=False)
     assert set(h.population()["quantity"]) >= {"family_frequency", "median", "median_shape"}

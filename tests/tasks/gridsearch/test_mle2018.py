@@ -53,6 +53,7 @@ def test_the_table_is_the_likelihood(table):
     assert worst < 1e-10
 
 
+@pytest.mark.slow
 def test_training_optima_at_least_the_published(table):
     ref = pd.read_csv(REF)
     worst = -math.inf

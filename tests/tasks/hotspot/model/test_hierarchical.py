@@ -51,7 +51,8 @@ def test_subject_draws_and_held_out_scoring():
     got = d.loglik(k, d.z[0])
     np.testing.assert_allclose(got, ref, rtol=1e-10)
     assert np.isfinite(got).all() and np.ptp(got) > 0
-    h = H.fit_hierarchical(fits, draws=100, tune=100, chains=2, seed=1, cores=1, n_draws=100)
+    # the layout, not the refinement (tests/engine/test_proposal.py), so one population fit
+    h = H.fit_hierarchical(fits, draws=100, tune=100, chains=2, seed=1, cores=1, n_draws=100, refine=False)
     one = h.subject_idata(1)
     assert {"xi_pi", "xi_ei", "p_ucb", "gamma", "w", "tau"} <= set(one.posterior.data_vars)
     assert np.isfinite(heldout_lppd(one, synthetic(20, seed=9)))
