@@ -11,9 +11,9 @@ log-likelihoods, and one table of those serves every fold:
    (:data:`TAU_STEP`), ``(beta, tau)`` for UCB and its local variant (:data:`BETA_TAU_STEP`). The posterior
    depends on the surrogate parameter alone, so the table costs one posterior per grid point.
 2. **Starting points per fold.** The fold's training sum over the table; its best grid points and its local
-   minima (:func:`starting_points`). For a family without beta each start's tau is then moved to the best on a
-   fine grid at its surrogate parameter (:func:`snap_table`, one posterior and one table row per start, shared
-   by the folds of a horizon): the profile in the surrogate parameter has dips narrower than the starts'
+   minima (:func:`starting_points`). For a family without beta each start gets a twin, its tau moved to the best
+   on a fine grid at its surrogate parameter (:func:`snap_table`, one posterior and one table row per start,
+   shared by the folds of a horizon): the profile in the surrogate parameter has dips narrower than the starts'
    separation (PI's on the line, about 0.15 wide), and a start whose tau is off by half of :data:`TAU_STEP`
    leaves the dip.
 3. **Polish.** L-BFGS-B from each in the log box with the exact gradient (the surrogate's and the choice
@@ -57,10 +57,12 @@ PMU_THETA_STEP, PMU_THETA_REFINE, PMU_TAU_FINE = 1.0, 0.5, (0.5, 0.005)
 #: how many of the table's points (per fold) are polished (:func:`starting_points`): its best points at least the
 #: first distance apart, then more of its local minima at least the second apart (log scale, any axis)
 STARTS, START_SEPARATION, BASINS, BASIN_SEPARATION = 8, 0.5, 4, 1.0
-#: before the gradient search, for a family without beta, each start's tau moves to the best training nLL on a fine
-#: grid at the start's surrogate parameter (:func:`snap_table`): offsets up to the first, the second apart (log
-#: scale). Not for UCB: there moving tau alone leaves the ridge where beta and tau grow together, and L-BFGS-B from
-#: such starts found worse optima (the line's participant 63, GP-UCB: 3 folds, up to 3.7 nats)
+#: for a family without beta, each start also snapped before the gradient search: its tau moved to the best training
+#: nLL on a fine grid at the start's surrogate parameter (:func:`snap_table`), offsets up to the first, the second
+#: apart (log scale). Both the start and its snapped twin are searched from: snapped starts alone missed optima the
+#: tabulated ones find (the line: 3 folds of 31,104 worse, up to 0.065 nats, while 7 were better, up to 0.28).
+#: Not for UCB: there moving tau alone leaves the ridge where beta and tau grow together, and L-BFGS-B from such
+#: starts found worse optima (the line's participant 63, GP-UCB: 3 folds, up to 3.7 nats)
 SNAP_HALF, SNAP_STEP = 0.5, 0.05
 #: Nelder-Mead after the gradient search: first simplex side (log scale), evaluations at most per run, and runs
 #: at most (each from the last one's result, its simplex ten times smaller, while it improves)
@@ -304,18 +306,18 @@ def cross_validate(gr, model, proto, *, horizons=None) -> list[FoldOptimum]:
         if pmu:
             train_nll, test_nll, u = found[(fold.horizon, fold.index)]
         else:
-            starts = []
-            for s in starting_points(points, nll[:, train].sum(1)):
-                if beta:  # moving tau alone would leave the ridge where beta and tau grow together (see SNAP_HALF)
-                    starts.append(s)
-                    continue
-                key = (fold.horizon, tuple(s))
-                if key not in snaps:
-                    snaps[key] = snap_table(rounds, surrogate, family, rule, bounds, s)
-                near, values = snaps[key]
-                best = near[int(np.argmin(values[:, train].sum(1)))]
-                if not any(np.array_equal(best, q) for q in starts):
-                    starts.append(best)
+            starts = starting_points(points, nll[:, train].sum(1))
+            if not beta:  # then each start snapped (SNAP_HALF), where that moves it: both are searched from
+                snapped = []
+                for s in starts:
+                    key = (fold.horizon, tuple(s))
+                    if key not in snaps:
+                        snaps[key] = snap_table(rounds, surrogate, family, rule, bounds, s)
+                    near, values = snaps[key]
+                    best = near[int(np.argmin(values[:, train].sum(1)))]
+                    if not any(np.array_equal(best, q) for q in starts + snapped):
+                        snapped.append(best)
+                starts = starts + snapped
             f = _objective(rounds.choices[train], rounds.y[train], surrogate, family, rule, rounds.options, beta)
             train_nll, u = maximise(f, starts, bounds)
             one = slice(test, test + 1)
