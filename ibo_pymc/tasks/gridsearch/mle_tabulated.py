@@ -98,6 +98,16 @@ class _Rounds:
         self.options = gr.options
 
 
+def _rounds_nll(rounds, surrogate, family, rule, log_theta, betas, taus) -> np.ndarray:
+    """``(B, T, R)``: every round's negative log-likelihood at one surrogate parameter (log scale) and each pair of
+    choice parameters ``betas`` x ``taus`` (natural scale): one posterior and one table
+    (:func:`.choice.choice_loglik_table`). The tabulated search's one way to score many points at a time."""
+    post = posterior(rounds.choices, rounds.y, surrogate, math.exp(log_theta), published=rule, options=rounds.options)
+    return -choice_loglik_table(
+        post, rounds.choices, rounds.y, family, betas, taus, published=rule, options=rounds.options
+    )
+
+
 def tabulate(
     rounds: _Rounds, surrogate: str, family: str, rule, bounds, theta_step: float = THETA_STEP
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -116,12 +126,9 @@ def tabulate(
     phi = [lb, ltau] if beta else [ltau]
     points, values = [], []
     for lt in theta:
-        post = posterior(rounds.choices, rounds.y, surrogate, math.exp(lt), published=rule, options=rounds.options)
-        table = choice_loglik_table(
-            post, rounds.choices, rounds.y, family, np.exp(betas), np.exp(taus), published=rule, options=rounds.options
-        )
+        table = _rounds_nll(rounds, surrogate, family, rule, lt, np.exp(betas), np.exp(taus))
         points.append(np.column_stack([np.full(ltau.size, lt), *phi]))
-        values.append(-table.reshape(-1, table.shape[-1]))
+        values.append(table.reshape(-1, table.shape[-1]))
     return np.concatenate(points), np.concatenate(values)
 
 
@@ -189,19 +196,15 @@ def snap_table(rounds, surrogate, family, rule, bounds, start) -> tuple[np.ndarr
     """``(points, nll (N, R))`` for a family without beta: ``start`` (log scale, (theta, tau)) with its tau moved
     by each offset of :data:`SNAP_HALF` and :data:`SNAP_STEP` (the start itself first, then nearest first, so
     that a tie keeps it; within the box), and every round's negative log-likelihood there: one posterior and one
-    table row (:func:`.choice.choice_loglik_table`)."""
+    table row (:func:`_rounds_nll`)."""
     lo, hi = bounds
     n = int(round(SNAP_HALF / SNAP_STEP))
     offsets = SNAP_STEP * np.array([0] + [s * k for k in range(1, n + 1) for s in (-1, 1)], float)
     taus = start[-1] + offsets
     taus = taus[(taus >= lo - 1e-12) & (taus <= hi + 1e-12)]
-    post = posterior(rounds.choices, rounds.y, surrogate, math.exp(start[0]), published=rule, options=rounds.options)
-    table = choice_loglik_table(
-        post, rounds.choices, rounds.y, family, [0.0], np.exp(taus), published=rule, options=rounds.options
-    )
     points = np.repeat(np.asarray(start, float)[None, :], taus.size, axis=0)
     points[:, -1] = taus
-    return points, -table[0]
+    return points, _rounds_nll(rounds, surrogate, family, rule, start[0], [0.0], np.exp(taus))[0]
 
 
 def maximise(f, starts, bounds) -> tuple[float, np.ndarray]:
@@ -258,11 +261,7 @@ def _pmu_search(rounds, fold_rounds, points, nll, surrogate, family, rule, bound
     taus = np.arange(t_lo, t_hi + 1e-9, step)
     fine = []
     for th in thetas:
-        post = posterior(rounds.choices, rounds.y, surrogate, math.exp(th), published=rule, options=rounds.options)
-        table = choice_loglik_table(
-            post, rounds.choices, rounds.y, family, [0.0], np.exp(taus), published=rule, options=rounds.options
-        )
-        fine.append(-table[0])  # (taus, rounds)
+        fine.append(_rounds_nll(rounds, surrogate, family, rule, th, [0.0], np.exp(taus))[0])  # (taus, rounds)
     out = []
     for train, test in fold_rounds:
         scores = [f[:, train].sum(1) for f in fine]

@@ -17,6 +17,7 @@ import pytest
 from ibo_pymc.tasks.gridsearch.data import grid_rounds
 from ibo_pymc.tasks.gridsearch.likelihood import loglik
 from ibo_pymc.tasks.gridsearch.mle import MODELS, cross_validate, summarise
+from tests.tasks.gridsearch.committed import assert_same_rows
 
 REPO = Path(__file__).resolve().parents[3]
 REF = REPO / "tests" / "reference" / "cognitivemaps"
@@ -216,11 +217,8 @@ def test_committed_reproduction_is_this_code(choices):
     """The committed whole-cohort output comes from this code: the protocol rerun for one participant, context
     and model (9 folds) gives its rows (fits.csv and folds.csv).
 
-    Each number to the tolerance its kind allows. An optimum's location is flat to first order, so L-BFGS-B
-    stops anywhere in a small neighbourhood, and a different NumPy/SciPy build (the committed file was made
-    under an older one) moves the stopping point by about 1e-7 relative: the parameters agree to 1e-6
-    relative, the training nLL (at its optimum: second order) to 1e-8, and the held-out nLL and pseudo-R2
-    (first order in the parameters) to 1e-5. A different optimum would differ by far more than any of them."""
+    Each number to the tolerance its kind allows across NumPy/SciPy builds (:func:`.committed.assert_same_rows`;
+    the committed file was made under an older one)."""
     from ibo_pymc.tasks.gridsearch.mle import reproduce
 
     fits, folds = reproduce(choices, [4], contexts=("spatial",), models=("GP-UCB",))
@@ -230,16 +228,5 @@ def test_committed_reproduction_is_this_code(choices):
     ].reset_index(drop=True)
     cf = pd.read_csv(OURS / "folds.csv")
     cf = cf[(cf.participant == 4) & (cf.context == "spatial") & (cf.model == "GP-UCB")].reset_index(drop=True)
-    for ours, theirs in (
-        (fits.reset_index(drop=True)[committed.columns], committed),
-        (folds.reset_index(drop=True)[cf.columns], cf),
-    ):
-        assert len(ours) == len(theirs) > 0
-        for column in theirs.columns:
-            if column == "train_nLL":
-                tolerance = {"rtol": 1e-8, "atol": 1e-9}
-            elif column in ("nLL", "test_nLL", "R2"):
-                tolerance = {"rtol": 0.0, "atol": 1e-5}
-            else:
-                tolerance = {"rtol": 1e-6, "atol": 1e-9}
-            pd.testing.assert_series_equal(ours[column], theirs[column], check_dtype=False, **tolerance)
+    assert_same_rows(fits.reset_index(drop=True)[committed.columns], committed)
+    assert_same_rows(folds.reset_index(drop=True)[cf.columns], cf)

@@ -21,6 +21,7 @@ import pytest
 from ibo_pymc.tasks.gridsearch import gridsearch2018 as g18
 from ibo_pymc.tasks.gridsearch.mle_tabulated import _objective, _Rounds, fit_participant, has_beta
 from ibo_pymc.tasks.gridsearch.protocols import protocol
+from tests.tasks.gridsearch.committed import assert_same_rows
 
 REPO = Path(__file__).parents[3]
 REF = REPO / "tests" / "reference" / "gridsearch2018"
@@ -205,9 +206,8 @@ def test_a_better_training_optimum_predicts_worse(table):
 )
 def test_committed_reproduction_is_this_code(table, experiment, participant, models):
     """The committed reproduction comes from this code: the protocol rerun for one participant and a few models
-    (a snapped family, a UCB, a PMU) gives their rows of ``folds.csv`` and ``fits.csv``. Each number to the
-    tolerance its kind allows across NumPy/SciPy builds (test_mle.py's twin): the parameters 1e-6 relative (an
-    optimum is flat to first order), the training nLL 1e-8, the held-out nLL and pseudo-R2 1e-5."""
+    (a snapped family, a UCB, a PMU) gives their rows of ``folds.csv`` and ``fits.csv``, each number to the
+    tolerance its kind allows across NumPy/SciPy builds (:func:`.committed.assert_same_rows`)."""
     rows, folds = fit_participant(g18.grid_rounds(table, participant, experiment), f"wu2018-{experiment}", models)
     keys = {"fits": ["participant", "model"], "folds": ["participant", "model", "horizon", "fold"]}
     for name, ours in (("fits", pd.DataFrame(rows)), ("folds", pd.DataFrame(folds))):
@@ -215,15 +215,4 @@ def test_committed_reproduction_is_this_code(table, experiment, participant, mod
         committed = committed[(committed.participant == participant) & committed.model.isin(models)]
         committed = committed.sort_values(keys[name]).reset_index(drop=True)
         ours = ours.sort_values(keys[name]).reset_index(drop=True)[committed.columns]
-        assert len(ours) == len(committed) > 0
-        for column in committed.columns:
-            if committed[column].dtype == object:
-                assert (ours[column] == committed[column]).all(), column
-                continue
-            if column == "train_nLL":
-                tolerance = {"rtol": 1e-8, "atol": 1e-9}
-            elif column in ("nLL", "test_nLL", "R2"):
-                tolerance = {"rtol": 0.0, "atol": 1e-5}
-            else:
-                tolerance = {"rtol": 1e-6, "atol": 1e-9}
-            pd.testing.assert_series_equal(ours[column], committed[column], check_dtype=False, **tolerance)
+        assert_same_rows(ours, committed)
