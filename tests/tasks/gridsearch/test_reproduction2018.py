@@ -199,10 +199,8 @@ def test_a_better_training_optimum_predicts_worse(table):
 
 @pytest.mark.parametrize(
     "experiment, participant, models",
-    # the line's committed reproduction predates the snapped twins (4e9503d) and is regenerated next; its case,
-    # ("1d", 70, ("LRBFPOI", "BMTGM", "LBMTUCB")), returns with it
-    [("2d", 2, ("RBFEXI", "LBMTPMU"))],
-    ids=["2d"],
+    [("1d", 70, ("LRBFPOI", "BMTGM", "LBMTUCB")), ("2d", 2, ("RBFEXI", "LBMTPMU"))],
+    ids=["1d", "2d"],
 )
 def test_committed_reproduction_is_this_code(table, experiment, participant, models):
     """The committed reproduction comes from this code: the protocol rerun for one participant and a few models
