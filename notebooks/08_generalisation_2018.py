@@ -198,3 +198,13 @@ if lam:
         ax.legend()
     plt.tight_layout()
     plt.show()
+
+# %% [markdown]
+# On the line the cohort's model selection picks the GP and UCB, as the paper
+# does, and lambda lies below the environments' length-scale in both classes,
+# about as low in the smooth environments as in the rough ones: people
+# generalise less than the environments allow, and the gap is wider where
+# generalising would pay more. The validation pages give the numbers with the
+# convergence table (`models/gridsearch/wu2018/1d/bayes/summary.csv`) and say
+# why many of these fits report divergent transitions (UCB with tau near 0: a
+# choice rule that is nearly an argmax).
