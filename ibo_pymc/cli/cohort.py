@@ -338,6 +338,13 @@ def _hierarchical_files(args, out, fits, heldout_of, labels, status) -> int:
             "independent": float(heldout["independent"].sum()),
             "hierarchical": float(heldout["hierarchical"].sum()),
         }
+        # the held-out numbers rest on the training fit's weights: say how reliable they are too
+        summary["heldout_weights"] = {
+            "max_pareto_k": float(heldout["pareto_k"].max()),
+            "max_pareto_k_max": float(heldout["pareto_k_max"].max()),
+            "refined": int((heldout["remedy"] != "none").sum()),
+            "unreliable": int((~heldout["reliable"].astype(bool)).sum()),
+        }
     conv = h.convergence()
     print(
         f"population level: {summary['seconds']:.0f} s; worst R-hat {conv['r_hat']:.3f}, smallest ESS "
@@ -352,7 +359,10 @@ def _hierarchical_files(args, out, fits, heldout_of, labels, status) -> int:
             better = int((heldout["difference"] > 0).sum())
             print(
                 f"\nheld-out lppd of the test rounds: alone {heldout['independent'].sum():.2f}, hierarchical "
-                f"{heldout['hierarchical'].sum():.2f} (better for {better} of {len(heldout)} subjects)"
+                f"{heldout['hierarchical'].sum():.2f} (better for {better} of {len(heldout)} subjects); training "
+                f"fit's weights: largest Pareto k {summary['heldout_weights']['max_pareto_k']:.2f} (median), "
+                f"{summary['heldout_weights']['max_pareto_k_max']:.2f} (largest), "
+                f"{summary['heldout_weights']['unreliable']} unreliable"
             )
     write_hierarchical(h, out, heldout=heldout, summary=summary, labels=labels)
     written = [v for k, v in HIERARCHICAL_FILES.items() if k != "heldout" or heldout is not None]

@@ -289,41 +289,49 @@ def _population_kernel(z, base, a, mu, sd, counts):
     g_a = np.zeros((N, C))
     g_mu = np.zeros((N, C, P))
     g_sd = np.zeros((N, C, P))
-    values = np.zeros(N)
+    total = 0.0
+    lr = np.empty(S)
+    dz = np.empty((S, P))  # (z - mu) / sd of each draw, computed once for the value and the gradient
+    inv_sd = np.empty(P)
+    m1 = np.empty(P)  # sum_s e_s d_s, e_s = exp(lr_s - max lr): the weights' first moment, unnormalised
+    m2 = np.empty(P)  # sum_s e_s d_s^2
+    term = np.empty(C)
+    r1 = np.zeros((C, P))  # d term / d mu = E_r[d] / sd, r the normalised weights
+    r2 = np.zeros((C, P))  # d term / d sd = (E_r[d^2] - 1) / sd
     for n in range(N):
-        term = np.full(C, -np.inf)
-        r1 = np.zeros((C, P))  # sum_s r_s (z - mu) / sd^2
-        r2 = np.zeros((C, P))  # sum_s r_s ((z - mu)^2 / sd^3 - 1 / sd)
-        lr = np.empty(S)
-        dz = np.empty((S, P))  # (z - mu) / sd of each draw, computed once for the value and the gradient
         for c in range(C):
+            term[c] = -np.inf
             if a[n, c] == -np.inf:
                 continue
             const = 0.0
             for p in range(P):
+                inv_sd[p] = 1.0 / sd[n, c, p]  # one division per component, not per draw
                 const -= math.log(sd[n, c, p]) + half_log_2pi
+                m1[p] = 0.0
+                m2[p] = 0.0
             m = counts[n, c]
             top = -np.inf
             for s in range(m):
                 acc = const - base[n, c, s]
                 for p in range(P):
-                    d = (z[n, c, s, p] - mu[n, c, p]) / sd[n, c, p]
+                    d = (z[n, c, s, p] - mu[n, c, p]) * inv_sd[p]
                     dz[s, p] = d
                     acc -= 0.5 * d * d
                 lr[s] = acc
                 if acc > top:
                     top = acc
             tot = 0.0
-            for s in range(m):
-                lr[s] = math.exp(lr[s] - top)
-                tot += lr[s]
-            term[c] = a[n, c] + top + math.log(tot) - math.log(m)
-            for s in range(m):
-                r = lr[s] / tot
+            for s in range(m):  # the weights and their moments in one pass
+                e = math.exp(lr[s] - top)
+                tot += e
                 for p in range(P):
-                    d = dz[s, p]
-                    r1[c, p] += r * d / sd[n, c, p]
-                    r2[c, p] += r * (d * d - 1.0) / sd[n, c, p]
+                    ed = e * dz[s, p]
+                    m1[p] += ed
+                    m2[p] += ed * dz[s, p]
+            term[c] = a[n, c] + top + math.log(tot) - math.log(m)
+            for p in range(P):
+                r1[c, p] = m1[p] / tot * inv_sd[p]
+                r2[c, p] = (m2[p] / tot - 1.0) * inv_sd[p]
         top = -np.inf
         for c in range(C):
             if term[c] > top:
@@ -332,7 +340,7 @@ def _population_kernel(z, base, a, mu, sd, counts):
         for c in range(C):
             if term[c] > -np.inf:
                 tot += math.exp(term[c] - top)
-        values[n] = top + math.log(tot)
+        total += top + math.log(tot)
         for c in range(C):
             if term[c] == -np.inf:
                 continue
@@ -341,7 +349,7 @@ def _population_kernel(z, base, a, mu, sd, counts):
             for p in range(P):
                 g_mu[n, c, p] = wgt * r1[c, p]
                 g_sd[n, c, p] = wgt * r2[c, p]
-    return values.sum(), g_a, g_mu, g_sd
+    return total, g_a, g_mu, g_sd
 
 
 class PopulationLogLik(Op):
@@ -587,9 +595,12 @@ def fit_population(
     The refinement (``refine``; :mod:`~ibo_pymc.engine.proposal`): a subject whose importance weights are
     unreliable -- the median Pareto k over population draws at or above ``k_median``, or the largest at or above
     ``k_max`` -- gets ``proposal_draws`` fresh draws per family from a proposal near the population just fitted,
-    and the population is fitted again, up to ``max_rounds`` times; a subject flagged again gets four times as
-    many draws, from the newer population and a proposal adapted to the shrunken posterior its refined draws
-    show. A subject given as draws alone (no model with ``hierarchical_loglik``) keeps its draws.
+    and the population is fitted again; a subject flagged again gets four times as many draws, from the newer
+    population and a proposal adapted to the shrunken posterior its refined draws show. ``max_rounds`` is the
+    most times one subject is refined: the fits go on while a flagged subject has a refinement left, so a
+    subject first flagged by a late population fit is refined too (the last fit flags nobody who could still
+    be helped); every fit refines at least one subject, so there are at most ``max_rounds`` x subjects + 1.
+    A subject given as draws alone (no model with ``hierarchical_loglik``) keeps its draws.
     ``subject_diagnostics`` says per subject which draws its numbers rest on (``remedy``: none or proposal),
     how many, the Pareto k of the final and of the first-stage weights, and whether they pass (``reliable``).
     Seeded: the same seed gives the same draws, and a run in which no subject is flagged is the one without the
@@ -629,7 +640,9 @@ def fit_population(
     s_nuts, s_resample, s_proposal = ss.spawn(3)  # the first two as ever: a run with nothing flagged is unchanged
     proposal_key = int(s_proposal.generate_state(1)[0])
     current, refined, first_k = list(subjects), np.zeros(len(subjects), dtype=int), None
-    for rnd in range(max_rounds + 1):
+    rnd = -1
+    while True:
+        rnd += 1
         t0 = time.perf_counter()
         idata = _sample_population(current, draws, tune, chains, s_nuts, target_accept, progress, cores)
         groups, weights = _subject_posterior(idata, current, np.random.default_rng(s_resample))
@@ -640,29 +653,32 @@ def fit_population(
         failing = [n for n in range(len(current)) if not (k[n, 0] < k_median and k[n, 1] < k_max)]
         # a subject given as draws alone (no model whose likelihood a proposal could weigh) keeps them
         flagged = [n for n in failing if hasattr(subjects[n].fit, "hierarchical_loglik")]
-        last = not refine or not flagged or rnd == max_rounds
+        # refined again only while it has a refinement left (max_rounds per subject)
+        again = [n for n in flagged if refined[n] < max_rounds]
+        last = not refine or not again
         if log:
 
             def who(ns):
                 return f"subject{'s' if len(ns) > 1 else ''} {', '.join(str(current[n].subject) for n in ns)}"
 
             kept = [n for n in failing if n not in flagged]  # failing, but with no likelihood to refine by
+            spent = [n for n in flagged if not refine or n not in again]  # refined max_rounds times, or not at all
             if not failing:
                 news = "every subject's importance weights pass"
-            elif flagged and not last:
-                news = f"refining the draws of {who(flagged)} (Pareto k), fitting the population again"
-            elif flagged:
-                state = "importance weights still unreliable" if refine else "unreliable, not refined"
-                news = f"{who(flagged)}: {state}"
+            elif again and not last:
+                news = f"refining the draws of {who(again)} (Pareto k), fitting the population again"
             else:
                 news = ""
+            if spent:
+                state = "importance weights still unreliable" if refine else "unreliable, not refined"
+                news += ("; " if news else "") + f"{who(spent)}: {state}"
             if kept:
                 news += ("; " if news else "") + f"{who(kept)}: unreliable, given as draws alone (no refinement)"
             log(f"population fit {rnd + 1}: {time.perf_counter() - t0:.0f} s; {news}")
         if last:
             break
         moments = population_moments(idata.posterior, subjects[0])
-        for n in flagged:
+        for n in again:
             # a subject refined before: its proposal adapted to the shrunken posterior its refined draws show
             shrunk = shrunken_moments(current[n], weights[n]) if refined[n] else None
             refined[n] += 1
@@ -829,7 +845,9 @@ class HierarchicalModel:
     ``observations``: the subjects' observations (or a data set with ``subjects`` and ``observations(s)``: all
     its subjects); the other arguments and keyword settings (draws, seed, ...) configure the subjects' own fits
     as for the single-subject model; ``population_draws``, ``population_tune``, ``population_chains``,
-    ``n_draws`` (draws of each component a subject contributes) and ``target_accept`` the population level.
+    ``n_draws`` (draws of each component a subject contributes) and ``target_accept`` the population level;
+    ``refine`` whether subjects with unreliable importance weights are refined (:func:`fit_population`; off,
+    a quick look that says which subjects' numbers are not to be trusted yet).
     :meth:`fit` fits every subject alone in this process, then samples the population (module docstring) and
     returns the InferenceData. For a cohort on a cluster, fit the subjects there (``ibo-cohort``) and call
     :func:`fit_hierarchical` on the fits (what ``ibo-cohort hierarchical`` does).
@@ -845,6 +863,7 @@ class HierarchicalModel:
         population_tune: int = 1000,
         population_chains: int = 4,
         target_accept: float = 0.95,
+        refine: bool = True,
         **kw,
     ):
         if hasattr(observations, "subjects") and hasattr(observations, "observations"):
@@ -860,6 +879,7 @@ class HierarchicalModel:
             "tune": population_tune,
             "chains": population_chains,
             "target_accept": target_accept,
+            "refine": refine,
         }
         self.result: HierarchicalFit | None = None
 

@@ -182,3 +182,48 @@ def test_an_adapted_proposal_centres_on_the_shrunken_moments():
     exact = stats.norm.logpdf(m, mu, np.hypot(s, sigma))
     assert _estimate(adapted, mu, sigma) == pytest.approx(exact, abs=0.02)
     assert _pareto_k(adapted, mu, sigma) < 0.5
+
+
+def test_a_subject_first_flagged_late_is_refined_too(monkeypatch):
+    """``max_rounds`` counts one subject's refinements, not population fits: a subject whose weights first fail
+    on the last fit the old rule allowed (subject 2 here, on the second fit with ``max_rounds=1``) is refined
+    and the population fitted again; a subject refined ``max_rounds`` times is not refined again and is reported
+    unreliable. The population sampler and the subjects' weights are scripted (Pareto k per fit), the loop real."""
+    import arviz as az
+    import xarray as xr
+
+    rng = np.random.default_rng(0)
+    subs = [first_stage(m, 0.5, rng, subject=i + 1) for i, m in enumerate((-1.0, 0.0, 1.0))]
+    script = iter([(0.9, 0.2, 0.2), (0.9, 0.9, 0.2), (0.2, 0.2, 0.2)])  # median k per subject, fit by fit
+    refined_draws = []
+
+    def sample(current, *a):
+        return az.from_dict(posterior={"mu": np.zeros((1, 4, 1))})
+
+    def weights(idata, current, rng):
+        k = np.array(next(script))
+        diag = xr.Dataset({"pareto_k": ("subject", k), "pareto_k_max": ("subject", k)},
+                          coords={"subject": [s.subject for s in current]})  # fmt: skip
+        return {"subject_diagnostics": diag}, [None] * len(current)
+
+    def propose(sub, moments, rng, n, shrunk=None):
+        refined_draws.append((sub.subject, n))
+        return sub
+
+    monkeypatch.setattr(H, "_sample_population", sample)
+    monkeypatch.setattr(H, "_subject_posterior", weights)
+    monkeypatch.setattr(H, "population_moments", lambda *a: None)
+    monkeypatch.setattr(H, "shrunken_moments", lambda *a: None)
+    monkeypatch.setattr(H, "proposal_subject_draws", propose)
+    monkeypatch.setattr(H, "_add_natural_scale", lambda *a: None)
+    lines = []
+    h = H.fit_population(subs, max_rounds=1, log=lines.append)
+    d = h.idata["subject_diagnostics"]
+    # fit 1 refines subject 1; fit 2 flags 1 (spent) and 2 (first time: refined); fit 3 passes
+    assert refined_draws == [(1, 2000), (2, 2000)]
+    assert "refining the draws of subject 2 " in lines[1] and lines[1].endswith(
+        "subject 1: importance weights still unreliable"
+    )
+    assert lines[2].endswith("every subject's importance weights pass")
+    assert d.attrs["population_fits"] == 3 and list(d["refinements"].values) == [1, 1, 0]
+    assert d["reliable"].values.all()

@@ -48,6 +48,10 @@ def test_hierarchical_on_three_subjects(raw_folder, tmp_path):
     # what the training model's numbers rest on, per subject
     assert {"pareto_k", "pareto_k_max", "remedy", "reliable"} <= set(held.columns)
     assert held["remedy"].isin(["none", "proposal"]).all()
+    weights = summary["heldout_weights"]  # the training fit's weights, summarised beside the held-out lppd
+    assert weights["unreliable"] == int((~held["reliable"]).sum())
+    assert weights["refined"] == int((held["remedy"] == "proposal").sum())
+    assert weights["max_pareto_k_max"] == pytest.approx(held["pareto_k_max"].max(), rel=1e-5)
     subjects = pd.read_csv(out / HIERARCHICAL_FILES["subjects"])
     assert set(subjects["parameter"]) == {"gamma", "w", "tau_neg", "tau_pos"}
 
