@@ -1,7 +1,7 @@
 """Recovery of simulated populations by the hierarchical model (issue 19).
 
     python benchmarks/hierarchical_recovery.py [--cohorts 12] [--subjects 12] [--rounds 100] [--workers 2] [--csv FILE]
-                                               [--resume]
+                                               [--resume] [--seeds A-B]
 
 Each cohort: subjects drawn from a known population
 (:class:`ibo_pymc.tasks.hotspot.simulate.population.PopulationTruth`,
@@ -11,6 +11,8 @@ the subjects' mean absolute error independent vs hierarchical (shrinkage); write
 (atomically) after each cohort, so the file always holds the cohorts finished so far, whole, and a run stopped
 early keeps them; a progress line is printed per finished cohort. ``--resume`` keeps the cohorts --csv already
 holds (a cohort is its seed, so a resumed run is the run that was stopped) and fits only the others.
+``--seeds A-B`` fits only those of the --cohorts seeds (inclusive), so the study can be split over processes or
+machines, each with its own --csv; the files concatenated (one header) are one file to ``--resume`` from.
 """
 
 from __future__ import annotations
@@ -30,9 +32,19 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--csv", type=Path, default=None)
     ap.add_argument("--resume", action="store_true", help="keep the cohorts --csv holds, fit the others")
+    ap.add_argument("--seeds", default=None, help="A-B: fit only these of the cohorts' seeds (inclusive)")
     args = ap.parse_args()
     if args.resume and args.csv is None:
         ap.error("--resume needs --csv (the file whose cohorts it keeps)")
+    wanted = range(args.cohorts)
+    if args.seeds is not None:
+        try:
+            a, b = (int(v) for v in args.seeds.split("-"))
+        except ValueError:
+            ap.error(f"--seeds: expected A-B (two whole numbers), got {args.seeds!r}")
+        if not 0 <= a <= b < args.cohorts:
+            ap.error(f"--seeds: expected 0 <= A <= B < --cohorts ({args.cohorts}), got {args.seeds!r}")
+        wanted = range(a, b + 1)
 
     from ibo_pymc.execution import Job, open_executor, run_jobs
     from ibo_pymc.io import write_csv
@@ -48,12 +60,13 @@ def main() -> int:
         kept = pd.read_csv(args.csv)
         finished = {int(s): rows.reset_index(drop=True) for s, rows in kept.groupby("seed") if s < args.cohorts}
         print(f"resuming: cohorts {', '.join(map(str, sorted(finished)))} kept from {args.csv}", flush=True)
-    seeds = [s for s in range(args.cohorts) if s not in finished]
+    seeds = [s for s in wanted if s not in finished]
     tasks = [Job(f"cohort {s}", recovery_replicate, (truth, args.subjects, args.rounds, s)) for s in seeds]
 
     def keep(i, rows):
         finished[seeds[i]] = rows
-        print(f"cohort {seeds[i]} done ({len(finished)}/{args.cohorts}, {time.perf_counter() - t0:.0f} s)", flush=True)
+        done = sum(k in wanted for k in finished)
+        print(f"cohort {seeds[i]} done ({done}/{len(wanted)}, {time.perf_counter() - t0:.0f} s)", flush=True)
         if args.csv:
             rows = pd.concat([finished[k] for k in sorted(finished)], ignore_index=True)
             write_csv(rows, args.csv, float_format="%.6g")

@@ -225,7 +225,12 @@ loo.describe().loc[["min", "max"]].round(3)
 # population distribution, and every player's family from a population mix, so
 # players with few or ambiguous rounds borrow strength from the others. The
 # switch is the one users of HSSM or hBayesDM expect (here on three players; two in
-# the quick run the tests make):
+# the quick run the tests make). A subject whose importance weights PSIS calls
+# unreliable is normally refined by fresh draws near the population and the
+# population fitted again (`refine=True`, the default; see the explanation page
+# on the hierarchical model); on three players, whose population is barely
+# identified, that takes many population fits, so this demonstration turns it off
+# and says instead whose numbers are not yet to be trusted:
 
 # %%
 from ibo_pymc.tasks.hotspot.model import IBOModel
@@ -233,9 +238,12 @@ from ibo_pymc.tasks.hotspot.model import IBOModel
 few = [data.observations(s) for s in ((26, 28) if QUICK else (26, 27, 28))]
 short = (dict(draws=300, tune=300, population_draws=300, population_tune=300, population_chains=2) if QUICK
          else dict(population_draws=2000))
-h = IBOModel(few, hierarchical=True, seed=1, **short)
+h = IBOModel(few, hierarchical=True, seed=1, refine=False, **short)
 h.fit()
 h.population().query("quantity in ['family_frequency', 'median']").round(3)
+
+# %%
+h.idata["subject_diagnostics"].to_dataframe()[["pareto_k", "pareto_k_max", "reliable"]].round(2)
 
 # %% [markdown]
 # Three players barely tell the population's family mix apart (wide intervals).
