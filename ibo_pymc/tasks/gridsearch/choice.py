@@ -119,13 +119,22 @@ def local_weights(options, published=False) -> np.ndarray:
     Under ``published="wu2018-line"`` the distance is the 2018 line code's: it compares the options numbered
     1..30 with the previous choice numbered 0..29, so ``d = |j + 1 - i|`` (the option left of the previous
     choice counts as distance 0, the previous choice as 1). Corrected (the default) it is ``|j - i|``.
+
+    Kept on the option set, read-only, per distance (a search evaluates the likelihood tens of thousands of
+    times, and building the matrix each time was 2% of a reproduction).
     """
-    if rule_code(published) == RULES["wu2018-line"]:
-        idx = np.arange(options.size)
-        d = np.abs(idx[None, :] + 1 - idx[:, None])
-    else:
-        d = options.manhattan
-    return np.ascontiguousarray(1.0 / np.maximum(d, 1), dtype=float)
+    line = rule_code(published) == RULES["wu2018-line"]
+    cache = options.__dict__.setdefault("_local_weights", {})  # a frozen dataclass: its __dict__ holds the cache
+    if line not in cache:
+        if line:
+            idx = np.arange(options.size)
+            d = np.abs(idx[None, :] + 1 - idx[:, None])
+        else:
+            d = options.manhattan
+        w = np.ascontiguousarray(1.0 / np.maximum(d, 1), dtype=float)
+        w.flags.writeable = False
+        cache[line] = w
+    return cache[line]
 
 
 #: the weights a kernel gets when its family is not local (never read)
@@ -288,6 +297,14 @@ def _acquisition(base, local, mu_t, var_t, dmu_t, dvar_t, best, beta, rule, smoo
         qb[p] = qbv
 
 
+#: a decision whose (q_chosen - max q) / tau is below this is clamped to log(1e-5) by the published rules whatever
+#: the other options: the clamp less a margin (1e-6) far above the rounding of either side (for abs(q) / tau < 1e9)
+CLAMP_SURE = math.log(1e-5) - 1e-6
+#: a decision for the largest option whose every other term exp((q_p - max q) / tau) sums, at most, below this is
+#: clamped to log(0.99999): the sum is then below 1 + 0.9e-5, so lp > -0.9e-5 > log(0.99999) = -1.000005e-5
+CLAMP_SURE_HIGH = 0.9e-5
+
+
 @numba.njit(cache=True)
 def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, rule, wloc, eps, ll, grad):
     """Per round r: ``ll[r]`` and ``grad[r] = d ll[r] / d (theta, beta, tau)`` (theta: the surrogate's parameter).
@@ -340,9 +357,19 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
                 qb,
             )
             mx = q[0]
+            m2 = -math.inf  # the largest of the others
             for p in range(1, P):
                 if q[p] > mx:
+                    m2 = mx
                     mx = q[p]
+                elif q[p] > m2:
+                    m2 = q[p]
+            if rule > 0 and (q[c] - mx) / tau < CLAMP_SURE:  # clamped whatever the sum (_table_kernel)
+                tot += math.log(1e-5)
+                continue
+            if rule > 0 and q[c] == mx and (P - 1) * math.exp((m2 - mx) / tau) < CLAMP_SURE_HIGH:
+                tot += math.log(0.99999)
+                continue
             se = 0.0
             for p in range(P):
                 e[p] = math.exp((q[p] - mx) / tau)
@@ -410,11 +437,24 @@ def _table_kernel(mu, var, choices, y, lengths, family, betas, taus, rule, wloc,
                     base, local, mu[r, t], var[r, t], zeros, zeros, best, betas[i], rule, smooth, w, pq, pqt, q, qth, qb
                 )
                 mx = q[0]
+                m2 = -math.inf  # the largest of the others
                 for p in range(1, P):
                     if q[p] > mx:
+                        m2 = mx
                         mx = q[p]
+                    elif q[p] > m2:
+                        m2 = q[p]
                 for j in range(taus.shape[0]):
                     tau = taus[j]
+                    # lp = (q_c - max q) / tau - log(sum), the sum of the P terms exp((q_p - max q) / tau), the
+                    # largest of which is 1: where the clamps decide lp whatever the sum, its P exponentials are
+                    # not needed (CLAMP_SURE, CLAMP_SURE_HIGH; exact: their margins are far above the rounding)
+                    if rule > 0 and (q[c] - mx) / tau < CLAMP_SURE:
+                        out[i, j, r] += lo
+                        continue
+                    if rule > 0 and q[c] == mx and (P - 1) * math.exp((m2 - mx) / tau) < CLAMP_SURE_HIGH:
+                        out[i, j, r] += hi
+                        continue
                     se = 0.0
                     for p in range(P):
                         se += math.exp((q[p] - mx) / tau)
