@@ -313,14 +313,16 @@ def _cmd_hierarchical(args) -> int:
         models = [task.load_fit(p) for p in train.results]
         if population.get("log"):
             population = {**population, "log": lambda msg, say=population["log"]: say(f"training rounds: {msg}")}
-        return task.heldout_comparison(fit_hierarchical(models, **population), models, data, split)
+        fit = fit_hierarchical(models, **population)
+        return task.heldout_comparison(fit, models, data, split), fit
 
     return _hierarchical_files(args, out, whole, heldout if split else None, task.parameter_labels, status)
 
 
 def _hierarchical_files(args, out, fits, heldout_of, labels, status) -> int:
     """The population level on the subjects' fits, its report and its files (and the held-out comparison when
-    ``heldout_of`` is given: a function of the population settings)."""
+    ``heldout_of`` is given: a function of the population settings returning the comparison's table and the
+    training rounds' hierarchical fit)."""
     import time
 
     from ibo_pymc.engine.hierarchical import fit_hierarchical
@@ -333,18 +335,15 @@ def _hierarchical_files(args, out, fits, heldout_of, labels, status) -> int:
     summary = {"seconds": round(time.perf_counter() - t0, 1), "subjects": len(fits), **h.weights_summary()}
     heldout = None
     if heldout_of is not None:
-        heldout = heldout_of(settings)
+        heldout, trained = heldout_of(settings)
         summary["heldout_lppd"] = {
             "independent": float(heldout["independent"].sum()),
             "hierarchical": float(heldout["hierarchical"].sum()),
         }
         # the held-out numbers rest on the training fit's weights: say how reliable they are too
-        summary["heldout_weights"] = {
-            "max_pareto_k": float(heldout["pareto_k"].max()),
-            "max_pareto_k_max": float(heldout["pareto_k_max"].max()),
-            "refined": int((heldout["remedy"] != "none").sum()),
-            "unreliable": int((~heldout["reliable"].astype(bool)).sum()),
-        }
+        weights = trained.weights_summary()
+        keys = ("max_pareto_k", "max_pareto_k_max", "refined", "unreliable")
+        summary["heldout_weights"] = {k: weights[k] for k in keys}
     conv = h.convergence()
     print(
         f"population level: {summary['seconds']:.0f} s; worst R-hat {conv['r_hat']:.3f}, smallest ESS "

@@ -38,6 +38,7 @@ builds the :class:`HierarchicalModel` of several subjects.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from dataclasses import dataclass, field
@@ -640,9 +641,7 @@ def fit_population(
     s_nuts, s_resample, s_proposal = ss.spawn(3)  # the first two as ever: a run with nothing flagged is unchanged
     proposal_key = int(s_proposal.generate_state(1)[0])
     current, refined, first_k = list(subjects), np.zeros(len(subjects), dtype=int), None
-    rnd = -1
-    while True:
-        rnd += 1
+    for rnd in itertools.count():
         t0 = time.perf_counter()
         idata = _sample_population(current, draws, tune, chains, s_nuts, target_accept, progress, cores)
         groups, weights = _subject_posterior(idata, current, np.random.default_rng(s_resample))

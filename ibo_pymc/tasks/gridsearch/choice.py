@@ -305,6 +305,34 @@ CLAMP_SURE = math.log(1e-5) - 1e-6
 CLAMP_SURE_HIGH = 0.9e-5
 
 
+@numba.njit(cache=True, inline="always")
+def _top_two(q):
+    """The largest of ``q`` and the largest of the others (equal to it where two options tie)."""
+    mx = q[0]
+    m2 = -math.inf
+    for p in range(1, q.shape[0]):
+        if q[p] > mx:
+            m2 = mx
+            mx = q[p]
+        elif q[p] > m2:
+            m2 = q[p]
+    return mx, m2
+
+
+@numba.njit(cache=True, inline="always")
+def _clamp_decides(qc, mx, m2, tau, P):
+    """-1 or +1 where the published clamps set a decision's log-probability to log(1e-5) or log(0.99999)
+    whatever the sum of its P terms exp((q_p - max q) / tau), the largest of which is 1, so that its P
+    exponentials are not needed (:data:`CLAMP_SURE`, :data:`CLAMP_SURE_HIGH`; exact: their margins are far above
+    the rounding); 0 where the sum is needed. ``qc`` the chosen option's value, ``mx``, ``m2``
+    :func:`_top_two`."""
+    if (qc - mx) / tau < CLAMP_SURE:
+        return -1
+    if qc == mx and (P - 1) * math.exp((m2 - mx) / tau) < CLAMP_SURE_HIGH:
+        return 1
+    return 0
+
+
 @numba.njit(cache=True)
 def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, rule, wloc, eps, ll, grad):
     """Per round r: ``ll[r]`` and ``grad[r] = d ll[r] / d (theta, beta, tau)`` (theta: the surrogate's parameter).
@@ -356,19 +384,10 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
                 qth,
                 qb,
             )
-            mx = q[0]
-            m2 = -math.inf  # the largest of the others
-            for p in range(1, P):
-                if q[p] > mx:
-                    m2 = mx
-                    mx = q[p]
-                elif q[p] > m2:
-                    m2 = q[p]
-            if rule > 0 and (q[c] - mx) / tau < CLAMP_SURE:  # clamped whatever the sum (_table_kernel)
-                tot += math.log(1e-5)
-                continue
-            if rule > 0 and q[c] == mx and (P - 1) * math.exp((m2 - mx) / tau) < CLAMP_SURE_HIGH:
-                tot += math.log(0.99999)
+            mx, m2 = _top_two(q)
+            decided = _clamp_decides(q[c], mx, m2, tau, P) if rule > 0 else 0
+            if decided:
+                tot += math.log(1e-5) if decided < 0 else math.log(0.99999)
                 continue
             se = 0.0
             for p in range(P):
@@ -436,24 +455,12 @@ def _table_kernel(mu, var, choices, y, lengths, family, betas, taus, rule, wloc,
                 _acquisition(
                     base, local, mu[r, t], var[r, t], zeros, zeros, best, betas[i], rule, smooth, w, pq, pqt, q, qth, qb
                 )
-                mx = q[0]
-                m2 = -math.inf  # the largest of the others
-                for p in range(1, P):
-                    if q[p] > mx:
-                        m2 = mx
-                        mx = q[p]
-                    elif q[p] > m2:
-                        m2 = q[p]
+                mx, m2 = _top_two(q)
                 for j in range(taus.shape[0]):
                     tau = taus[j]
-                    # lp = (q_c - max q) / tau - log(sum), the sum of the P terms exp((q_p - max q) / tau), the
-                    # largest of which is 1: where the clamps decide lp whatever the sum, its P exponentials are
-                    # not needed (CLAMP_SURE, CLAMP_SURE_HIGH; exact: their margins are far above the rounding)
-                    if rule > 0 and (q[c] - mx) / tau < CLAMP_SURE:
-                        out[i, j, r] += lo
-                        continue
-                    if rule > 0 and q[c] == mx and (P - 1) * math.exp((m2 - mx) / tau) < CLAMP_SURE_HIGH:
-                        out[i, j, r] += hi
+                    decided = _clamp_decides(q[c], mx, m2, tau, P) if rule > 0 else 0
+                    if decided:
+                        out[i, j, r] += lo if decided < 0 else hi
                         continue
                     se = 0.0
                     for p in range(P):
