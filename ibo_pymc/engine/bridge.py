@@ -87,8 +87,8 @@ def bridge_from_draws(z: np.ndarray, log_density, rng: np.random.Generator) -> B
     """Bridge sampling of the normalising constant of ``log_density`` from NUTS draws ``z`` (chain, draw, dim)
     on an unconstrained scale, with the effective sample size of the draws' second halves (the part
     :func:`bridge_sampling` uses for the posterior side) as ``n_eff``; shared by every task's fit."""
-    import arviz as az
+    from ibo_pymc.engine.convergence import ess_bulk
 
     half = z.shape[1] // 2
-    ess = min(float(az.ess(z[:, half:, j])) for j in range(z.shape[-1]))
+    ess = min(ess_bulk(z[:, half:, j]) for j in range(z.shape[-1]))
     return bridge_sampling(z, log_density, rng, n_eff=ess)

@@ -119,11 +119,11 @@ def laplace(density: Density, mode: np.ndarray, h: float = 1e-4) -> tuple[float,
 def diagnose(draws: np.ndarray, rhat_decimals: int | None = None) -> tuple[float, float, float]:
     """Worst R-hat, smallest bulk and tail ESS over the coordinates of draws (chain, draw, dim); R-hat and
     ESS are rounded to ``rhat_decimals`` when given (as ``arviz.summary`` reports them)."""
-    import arviz as az
+    from ibo_pymc.engine.convergence import ess_bulk, ess_tail, rhat
 
-    r = max(float(az.rhat(draws[..., j])) for j in range(draws.shape[-1]))
-    bulk = min(float(az.ess(draws[..., j], method="bulk")) for j in range(draws.shape[-1]))
-    tail = min(float(az.ess(draws[..., j], method="tail")) for j in range(draws.shape[-1]))
+    r = max(rhat(draws[..., j]) for j in range(draws.shape[-1]))
+    bulk = min(ess_bulk(draws[..., j]) for j in range(draws.shape[-1]))
+    tail = min(ess_tail(draws[..., j]) for j in range(draws.shape[-1]))
     if rhat_decimals is not None:
         r, bulk, tail = (round(v, rhat_decimals) for v in (r, bulk, tail))
     return r, bulk, tail

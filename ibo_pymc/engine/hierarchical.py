@@ -53,6 +53,7 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
 from ibo_pymc.engine.config import HDI_PROB
+from ibo_pymc.engine.convergence import ess_bulk, ess_tail, rhat, worst
 from ibo_pymc.engine.priors import UniformPrior
 from ibo_pymc.engine.proposal import population_moments, proposal_subject_draws, shrunken_moments
 from ibo_pymc.engine.samplers import pymc_log_level
@@ -433,8 +434,6 @@ class HierarchicalFit:
         """The population quantities: family mix, each parameter's population median (on its own scale) and
         spread (sigma, logit scale), the families' shape parameters: mean, sd, equal-tailed ``prob`` interval,
         R-hat and ESS."""
-        import arviz as az
-
         names = [
             n
             for n in ("family_frequency", "median", "sigma", "median_shape", "sigma_shape")
@@ -456,9 +455,9 @@ class HierarchicalFit:
                         "sd": float(x.std()),
                         "lower": float(x.quantile(q[0])),
                         "upper": float(x.quantile(q[1])),
-                        "r_hat": float(az.rhat(x.values)),
-                        "ess_bulk": float(az.ess(x.values)),
-                        "ess_tail": float(az.ess(x.values, method="tail")),
+                        "r_hat": rhat(x.transpose("chain", "draw").values),
+                        "ess_bulk": ess_bulk(x.transpose("chain", "draw").values),
+                        "ess_tail": ess_tail(x.transpose("chain", "draw").values),
                     }
                 )
         return pd.DataFrame(rows)
@@ -480,14 +479,9 @@ class HierarchicalFit:
 
     def convergence(self) -> dict:
         """Worst R-hat, smallest bulk and tail ESS over the sampled population parameters, and divergences."""
-        import arviz as az
-
         names = [n for n in ("mu", "sigma", "mu_shape", "sigma_shape", "family_frequency") if n in self.idata.posterior]
-        s = az.summary(self.idata, var_names=names, kind="diagnostics", round_to="none")
         return {
-            "r_hat": float(s["r_hat"].max()),
-            "ess_bulk": float(s["ess_bulk"].min()),
-            "ess_tail": float(s["ess_tail"].min()),
+            **worst(self.idata.posterior, names),
             "divergences": int(self.idata.sample_stats["diverging"].sum()),
         }
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ibo_pymc.engine.config import HDI_PROB
+from ibo_pymc.engine.convergence import diagnose_variable, ess_bulk, ess_tail, rhat
 from ibo_pymc.engine.results import component_table
 from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
 from ibo_pymc.tasks.hotspot.forward.variants import tau_names
@@ -26,15 +27,13 @@ def conditional_diagnostics(parameters, comps, cond: dict) -> dict:
     ``parameters`` is a :class:`~ibo_pymc.tasks.hotspot.model.parameters.ComponentParameters`,
     ``cond`` the stacked conditional draws.
     """
-    import arviz as az
-
     out = {}
     for k, c in enumerate(comps):
         d = parameters.draws(comps, cond, k)
         names = [key for key, _, _ in parameters.columns(c)]
-        r = [float(az.rhat(d[n])) for n in names]
-        eb = [float(az.ess(d[n], method="bulk")) for n in names]
-        et = [float(az.ess(d[n], method="tail")) for n in names]
+        r = [rhat(d[n]) for n in names]
+        eb = [ess_bulk(d[n]) for n in names]
+        et = [ess_tail(d[n]) for n in names]
         out[c.label] = {"r_hat": max(r), "ess_bulk": min(eb), "ess_tail": min(et)}
     return out
 
@@ -47,23 +46,17 @@ def diagnostics(idata) -> pd.DataFrame:
     the fit's R-hat and bulk/tail ESS targets (the columns of every task's
     :meth:`~ibo_pymc.engine.model.IBOModelBase.diagnostics`).
     """
-    import arviz as az
-
     post = idata.posterior
     names = [v for v in post.data_vars if v != "family_draw"]
-    with np.errstate(invalid="ignore", divide="ignore"):  # a constant quantity's R-hat is 0/0: set below
-        rh = az.rhat(post[names])
-    eb = az.ess(post[names], method="bulk")
-    et = az.ess(post[names], method="tail")
     rows = []
     for v in names:
+        with np.errstate(invalid="ignore", divide="ignore"):  # a constant quantity's R-hat is 0/0: set below
+            rh, eb, et = diagnose_variable(post[v])  # over the variable's family dimension, if it has one
         if "family" in post[v].dims:
-            for f in post["family"].values:
-                rows.append(
-                    (f"{v}[{f}]", float(rh[v].sel(family=f)), float(eb[v].sel(family=f)), float(et[v].sel(family=f)))
-                )
+            for i, f in enumerate(post[v]["family"].values):
+                rows.append((f"{v}[{f}]", float(rh[i]), float(eb[i]), float(et[i])))
         else:
-            rows.append((v, float(rh[v]), float(eb[v]), float(et[v])))
+            rows.append((v, rh, eb, et))
     df = pd.DataFrame(rows, columns=["quantity", "r_hat", "ess_bulk", "ess_tail"]).set_index("quantity")
     # a constant quantity (e.g. a family probability of exactly 0) has no R-hat: it cannot disagree
     const = [q for q in df.index if np.isnan(df.loc[q, "r_hat"])]
@@ -111,8 +104,8 @@ def summary(idata, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
                     "sd": float(v.std()),
                     f"hdi_{hdi_prob:g}_low": float(lo),
                     f"hdi_{hdi_prob:g}_high": float(hi),
-                    "r_hat": float(az.rhat(v)),
-                    "ess_bulk": float(az.ess(v)),
+                    "r_hat": rhat(v),
+                    "ess_bulk": ess_bulk(v),
                 }
             )
     return pd.DataFrame(rows)
