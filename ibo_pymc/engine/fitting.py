@@ -121,9 +121,10 @@ def diagnose(draws: np.ndarray, rhat_decimals: int | None = None) -> tuple[float
     ESS are rounded to ``rhat_decimals`` when given (as ``arviz.summary`` reports them)."""
     from ibo_pymc.engine.convergence import ess_bulk, ess_tail, rhat
 
-    r = max(rhat(draws[..., j]) for j in range(draws.shape[-1]))
-    bulk = min(ess_bulk(draws[..., j]) for j in range(draws.shape[-1]))
-    tail = min(ess_tail(draws[..., j]) for j in range(draws.shape[-1]))
+    axes = {"chain_axis": 0, "draw_axis": 1}  # one value per coordinate, reduced in coordinate order as before
+    r = max(float(v) for v in np.atleast_1d(rhat(draws, **axes)))
+    bulk = min(float(v) for v in np.atleast_1d(ess_bulk(draws, **axes)))
+    tail = min(float(v) for v in np.atleast_1d(ess_tail(draws, **axes)))
     if rhat_decimals is not None:
         r, bulk, tail = (round(v, rhat_decimals) for v in (r, bulk, tail))
     return r, bulk, tail

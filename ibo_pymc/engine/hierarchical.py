@@ -53,7 +53,7 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
 from ibo_pymc.engine.config import HDI_PROB
-from ibo_pymc.engine.convergence import ess_bulk, ess_tail, rhat, worst
+from ibo_pymc.engine.convergence import diagnose_variable, worst
 from ibo_pymc.engine.priors import UniformPrior
 from ibo_pymc.engine.proposal import population_moments, proposal_subject_draws, shrunken_moments
 from ibo_pymc.engine.samplers import pymc_log_level
@@ -447,6 +447,7 @@ class HierarchicalFit:
             other = [d for d in da.dims if d not in ("chain", "draw")]
             for label in da[other[0]].values:
                 x = da.sel({other[0]: label})
+                r_hat, bulk, tail = diagnose_variable(x)
                 rows.append(
                     {
                         "quantity": name,
@@ -455,9 +456,9 @@ class HierarchicalFit:
                         "sd": float(x.std()),
                         "lower": float(x.quantile(q[0])),
                         "upper": float(x.quantile(q[1])),
-                        "r_hat": rhat(x.transpose("chain", "draw").values),
-                        "ess_bulk": ess_bulk(x.transpose("chain", "draw").values),
-                        "ess_tail": ess_tail(x.transpose("chain", "draw").values),
+                        "r_hat": r_hat,
+                        "ess_bulk": bulk,
+                        "ess_tail": tail,
                     }
                 )
         return pd.DataFrame(rows)

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from ibo_pymc.engine.config import HDI_PROB
-from ibo_pymc.engine.convergence import diagnose_variable, ess_bulk, ess_tail, rhat
+from ibo_pymc.engine.convergence import diagnose_variable, ess_bulk, rhat
+from ibo_pymc.engine.fitting import diagnose
 from ibo_pymc.engine.results import component_table
 from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
 from ibo_pymc.tasks.hotspot.forward.variants import tau_names
@@ -30,11 +31,8 @@ def conditional_diagnostics(parameters, comps, cond: dict) -> dict:
     out = {}
     for k, c in enumerate(comps):
         d = parameters.draws(comps, cond, k)
-        names = [key for key, _, _ in parameters.columns(c)]
-        r = [rhat(d[n]) for n in names]
-        eb = [ess_bulk(d[n]) for n in names]
-        et = [ess_tail(d[n]) for n in names]
-        out[c.label] = {"r_hat": max(r), "ess_bulk": min(eb), "ess_tail": min(et)}
+        r, eb, et = diagnose(np.stack([d[key] for key, _, _ in parameters.columns(c)], axis=-1))
+        out[c.label] = {"r_hat": r, "ess_bulk": eb, "ess_tail": et}
     return out
 
 
