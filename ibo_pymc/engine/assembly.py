@@ -82,7 +82,10 @@ def evidence_group(fits, probabilities) -> xr.Dataset:
             ("divergences", "divergences"),
         )
     }
-    return family_evidence_dataset([f.family for f in fits], probabilities, **cols)
+    errors = np.array([f.sampling_error for f in fits], float)
+    return family_evidence_dataset(
+        [f.family for f in fits], probabilities, **cols, sampling_error=errors if np.isfinite(errors).any() else None
+    )
 
 
 def assemble(model, fits, rng: np.random.Generator):

@@ -6,8 +6,9 @@ log prior with its Jacobian. A task hands the engine one :class:`Density` per fa
 
 * :meth:`Density.value` at many points at once (bridge sampling of the family's evidence),
 * :meth:`Density.value_and_grad` at one point (the mode and the Laplace evidence that screen families),
-* :meth:`Density.nutpie_model`, nutpie's compiled model, and :meth:`Density.pymc_model`, the PyMC model
-  that ``pm.sample`` runs.
+* :meth:`Density.nutpie_model`, nutpie's compiled model (of the density, or of a cheaper approximation whose
+  distance from it :meth:`Density.sampling_error` measures at the draws), and :meth:`Density.pymc_model`, the
+  PyMC model that ``pm.sample`` runs.
 
 Two adapters make the last two from what a task has:
 
@@ -146,8 +147,16 @@ class Density:
         """The density at many points ``z`` (n, dim)."""
         return np.array([self.value_and_grad(row)[0] for row in np.atleast_2d(z)])
 
-    def nutpie_model(self, initial_point: Callable):
+    def nutpie_model(self, initial_point: Callable, *, exact: bool = False):
+        """nutpie's model of the density. A density may give NUTS a cheaper approximation of itself (the grid
+        task's interpolated GP posterior); ``exact`` asks for the density itself, and :meth:`sampling_error`
+        says how far the approximation is from it at the draws."""
         return pyfunc_nutpie_model(self, initial_point)
+
+    def sampling_error(self, points: np.ndarray) -> float:
+        """The largest absolute difference between the log-density NUTS samples (:meth:`nutpie_model`) and this one at
+        ``points`` (n, dim): 0 for a density sampled as it is."""
+        return 0.0
 
     def pymc_model(self):
         """A PyMC model whose free variable ``z`` (the unconstrained vector, flat prior) carries the density."""

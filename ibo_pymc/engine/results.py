@@ -105,12 +105,26 @@ def log_evidence(idata) -> pd.DataFrame:
 
 
 def family_evidence_dataset(
-    families, probability, *, log_evidence, rel_error, r_hat, ess_bulk, ess_tail, method, thin, divergences
+    families,
+    probability,
+    *,
+    log_evidence,
+    rel_error,
+    r_hat,
+    ess_bulk,
+    ess_tail,
+    method,
+    thin,
+    divergences,
+    sampling_error=None,
 ) -> xr.Dataset:
     """The ``component_evidence`` group of a fit whose components are its families (the family-by-family
-    engine's, and older grid fits read by :func:`ibo_pymc.engine.schema.read_fit`)."""
+    engine's, and older grid fits read by :func:`ibo_pymc.engine.schema.read_fit`); ``sampling_error`` (where
+    NUTS sampled an approximation of a density: :attr:`~.fitting.ComponentFit.sampling_error`) is stored
+    when given."""
     log_ev = np.asarray(log_evidence, float)
     rel = np.asarray(rel_error, float)
+    extra = {} if sampling_error is None else {"sampling_error": ("component", np.asarray(sampling_error, float))}
     return xr.Dataset(
         {
             "component_family": ("component", list(families)),
@@ -123,6 +137,7 @@ def family_evidence_dataset(
             "method": ("component", list(method)),
             "thin": ("component", np.asarray(thin, np.int64)),
             "divergences": ("component", np.asarray(divergences, np.int64)),
+            **extra,
             "family_log_evidence": ("family", log_ev),
             # one component per family: the family's error is the component's
             "family_log_evidence_error": ("family", rel),

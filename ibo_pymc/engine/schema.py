@@ -20,7 +20,9 @@ An :class:`arviz.InferenceData` (NetCDF on disk) with these groups (dims ``chain
     per component: ``component_family``, ``log_evidence`` (weighted by the component's share of the prior
     where it is a stratum), ``log_evidence_rel_error``, ``probability``, ``r_hat``, ``ess_bulk``,
     ``ess_tail`` (and, from the family-by-family engine, ``method`` -- bridge or laplace --, ``thin``,
-    ``divergences``); per family: ``family_log_evidence``, ``family_log_evidence_error``,
+    ``divergences``, and ``sampling_error`` where NUTS sampled an approximation of the density: its largest
+    distance from the density at the draws, in nats); per family: ``family_log_evidence``,
+    ``family_log_evidence_error``,
     ``family_probability``.
 ``observed_data``, ``constant_data``
     the data, as the task lays it out.

@@ -12,11 +12,15 @@ gradient in ``x``. It serves
   per-process compilation: the callback is compiled once per machine) through the engine's adapter,
 * :func:`log_density`, the same density at many points (bridge sampling).
 
-Data buffer (float64): header ``[R, T, family, surrogate, n_dim, m_0, s_0, m_1, s_1, m_2, s_2, P, S]``, then
+Data buffer (float64): header ``[R, T, family, surrogate, n_dim, m_0, s_0, m_1, s_1, m_2, s_2, P, S, K, lo, h]``,
+then
 the observations per round (R; a round shorter than T is padded), the choices (R*T), the rescaled rewards
 (R*T), the options' squared distances (P*P; an :class:`~ibo_pymc.tasks.gridsearch.options.OptionSet`) and the
 local families' weights (P*P; :func:`~ibo_pymc.tasks.gridsearch.choice.local_weights`, ones for the others) and
-PMU's S draws of the P options (S*P; :func:`~ibo_pymc.tasks.gridsearch.choice.pmu_draws`; S = 0 for the others).
+PMU's S draws of the P options (S*P; :func:`~ibo_pymc.tasks.gridsearch.choice.pmu_draws`; S = 0 for the others)
+and, in the buffer NUTS samples a GP family with (:meth:`GridDensity.nutpie_model`), the GP posterior tabulated at
+K nodes ``lo + k h`` of log(lambda) (R*(T-1)*P*K*4; :func:`~ibo_pymc.tasks.gridsearch.surrogate.gp_table`; K = 0
+elsewhere: the exact posterior).
 """
 
 from __future__ import annotations
@@ -52,21 +56,30 @@ from ibo_pymc.tasks.gridsearch.surrogate import (
     NOISE,
     _bmt_all,
     _gp_all,
+    _gp_interp,
     observation_lengths,
 )
 
 SURROGATE_CODE = {"GP": 0, "BMT": 1}
-_H = 13
+_H = 16
+#: no table (the exact GP posterior)
+NO_TABLE = np.zeros((0, 0, 0, 0, 4))
+#: how many of a family's draws :meth:`GridDensity.sampling_error` checks
+ERROR_CHECKS = 400
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
 @numba.njit(cache=True)
-def _round_loglik(choices, y, lengths, d2i, wloc, eps, surrogate, family, theta, beta, tau, grad):
+def _round_loglik(choices, y, lengths, d2i, wloc, eps, surrogate, family, theta, beta, tau, grad, tab, lo, h):
     """Per-round log-likelihood (R,) and its gradient (R, 3) in (theta, beta, tau); the plain choice rule.
     ``lengths`` (R,) the observations of each round, ``d2i`` the options' squared distances (P, P), ``wloc`` the
-    local families' weights (P, P), ``eps`` PMU's draws (S, P)."""
+    local families' weights (P, P), ``eps`` PMU's draws (S, P); ``tab`` the GP posterior's table at nodes
+    ``lo + k h`` of log(lambda) (:data:`NO_TABLE`: none), used for a GP at a lambda within its nodes."""
     R = choices.shape[0]
-    if surrogate == 0:
+    K = tab.shape[3]
+    if surrogate == 0 and K >= 2 and lo <= math.log(theta) <= lo + (K - 1) * h:
+        mu, var, dmu, dvar = _gp_interp(tab, lengths, lo, h, theta, NOISE)
+    elif surrogate == 0:
         mu, var, dmu, dvar = _gp_all(choices, y, lengths, theta, d2i, NOISE, grad)
     else:
         mu, var, dmu, dvar = _bmt_all(choices, y, lengths, theta * theta, BMT_PRIOR_VAR, d2i.shape[0], grad)
@@ -107,11 +120,17 @@ def _unpack(buf):
         eps = buf[off : off + S * P].reshape((S, P))
     else:
         eps = np.zeros((1, 1))
-    return choices, y, lengths, d2i, wloc, eps
+    off += S * P
+    K = int(buf[13])
+    if K > 0:
+        tab = buf[off : off + R * (T - 1) * P * K * 4].reshape((R, T - 1, P, K, 4))
+    else:
+        tab = np.zeros((0, 0, 0, 0, 4))
+    return choices, y, lengths, d2i, wloc, eps, tab
 
 
 @numba.njit(cache=True)
-def _density_at(x, buf, choices, y, lengths, d2i, wloc, eps, out, grad):
+def _density_at(x, buf, choices, y, lengths, d2i, wloc, eps, tab, out, grad):
     family = int(buf[2])
     surrogate = int(buf[3])
     n_dim = int(buf[4])
@@ -122,7 +141,9 @@ def _density_at(x, buf, choices, y, lengths, d2i, wloc, eps, out, grad):
     else:
         beta = 0.0
         tau = math.exp(x[1])
-    ll, g = _round_loglik(choices, y, lengths, d2i, wloc, eps, surrogate, family, theta, beta, tau, grad)
+    ll, g = _round_loglik(
+        choices, y, lengths, d2i, wloc, eps, surrogate, family, theta, beta, tau, grad, tab, buf[14], buf[15]
+    )
     total = 0.0
     for r in range(ll.shape[0]):
         total += ll[r]
@@ -152,11 +173,11 @@ def _density_at(x, buf, choices, y, lengths, d2i, wloc, eps, out, grad):
 
 @numba.njit(cache=True, parallel=True)
 def _density_many(X, buf):
-    choices, y, lengths, d2i, wloc, eps = _unpack(buf)
+    choices, y, lengths, d2i, wloc, eps, tab = _unpack(buf)
     out = np.empty(X.shape[0])
     for i in numba.prange(X.shape[0]):
         g = np.empty(X.shape[1])
-        out[i] = _density_at(X[i], buf, choices, y, lengths, d2i, wloc, eps, g, False)
+        out[i] = _density_at(X[i], buf, choices, y, lengths, d2i, wloc, eps, tab, g, False)
     return out
 
 
@@ -165,7 +186,7 @@ def _round_loglik_many(choices, y, lengths, d2i, wloc, eps, surrogate, family, t
     out = np.empty((theta.shape[0], choices.shape[0]))
     for i in numba.prange(theta.shape[0]):
         out[i] = _round_loglik(
-            choices, y, lengths, d2i, wloc, eps, surrogate, family, theta[i], beta[i], tau[i], False
+            choices, y, lengths, d2i, wloc, eps, surrogate, family, theta[i], beta[i], tau[i], False, NO_TABLE, 0.0, 0.0
         )[0]
     return out
 
@@ -219,6 +240,16 @@ def pack(
     return np.ascontiguousarray(np.concatenate([np.asarray(a, float) for a in parts]))
 
 
+def with_table(buf: np.ndarray, table: np.ndarray, lo: float, h: float) -> np.ndarray:
+    """The data buffer with the GP posterior's table (:func:`~.surrogate.gp_table`) at nodes ``lo + k h``
+    appended: the density it gives interpolates the posterior for lambda within the nodes."""
+    out = np.empty(len(buf) + table.size)
+    out[: len(buf)] = buf
+    out[13:16] = table.shape[3], lo, h
+    out[len(buf) :] = table.ravel()
+    return out
+
+
 def log_density(buf: np.ndarray, X) -> np.ndarray:
     """The log-density at each row of ``X`` (n, n_dim), unconstrained."""
     X = np.atleast_2d(np.asarray(X, float))
@@ -226,9 +257,9 @@ def log_density(buf: np.ndarray, X) -> np.ndarray:
 
 
 def log_density_grad(buf: np.ndarray, x) -> tuple[float, np.ndarray]:
-    choices, y, lengths, d2i, wloc, eps = _unpack(buf)
+    choices, y, lengths, d2i, wloc, eps, tab = _unpack(buf)
     g = np.zeros(len(x))
-    return float(_density_at(np.asarray(x, float), buf, choices, y, lengths, d2i, wloc, eps, g, True)), g
+    return float(_density_at(np.asarray(x, float), buf, choices, y, lengths, d2i, wloc, eps, tab, g, True)), g
 
 
 # ---------------------------------------------------------------- nutpie: a cached C callback
@@ -236,8 +267,8 @@ def log_density_grad(buf: np.ndarray, x) -> tuple[float, np.ndarray]:
 
 @numba.njit(cache=True)
 def _buffer_size(head):
-    R, T, P, S = int(head[0]), int(head[1]), int(head[11]), int(head[12])
-    return _H + R + 2 * R * T + 2 * P * P + S * P
+    R, T, P, S, K = int(head[0]), int(head[1]), int(head[11]), int(head[12]), int(head[13])
+    return _H + R + 2 * R * T + 2 * P * P + S * P + R * (T - 1) * P * K * 4
 
 
 @numba.cfunc(LOGP_SIGNATURE, cache=True, error_model="numpy")
@@ -249,8 +280,8 @@ def _logp_cfunc(dim, x_, out_, logp_, user_data_):
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (dim,))
     logp = numba.carray(logp_, (1,))
-    choices, y, lengths, d2i, wloc, eps = _unpack(buf)
-    return finish(_density_at(x, buf, choices, y, lengths, d2i, wloc, eps, out, True), out, logp)
+    choices, y, lengths, d2i, wloc, eps, tab = _unpack(buf)
+    return finish(_density_at(x, buf, choices, y, lengths, d2i, wloc, eps, tab, out, True), out, logp)
 
 
 @numba.cfunc(EXPAND_SIGNATURE, cache=True, error_model="numpy")
@@ -268,11 +299,19 @@ def compile_nutpie(buf: np.ndarray, names: list[str], initial_point):
 
 
 class GridDensity(Density):
-    """One family's density (:mod:`ibo_pymc.engine.density`): the fused kernel over its data buffer."""
+    """One family's density (:mod:`ibo_pymc.engine.density`): the fused kernel over its data buffer.
 
-    def __init__(self, buf: np.ndarray, names):
+    ``table``: a GP family's tabulated posterior, a callable returning ``(table, lo, h)`` or None
+    (:func:`~.surrogate.gp_table`). NUTS then samples the density with the interpolated posterior (about half
+    the cost of a gradient on the 11 x 11 grid); everything else (the mode, Laplace screening, bridge sampling,
+    the log-likelihood of the draws) uses the exact one, and :meth:`sampling_error` measures the difference at
+    the draws.
+    """
+
+    def __init__(self, buf: np.ndarray, names, table=None):
         self.buf = buf
         self.names = tuple(names)
+        self.table = table
 
     def value(self, z):
         return log_density(self.buf, z)
@@ -280,8 +319,24 @@ class GridDensity(Density):
     def value_and_grad(self, x):
         return log_density_grad(self.buf, x)
 
-    def nutpie_model(self, initial_point):
-        return compile_nutpie(self.buf, list(self.names), initial_point)
+    def sampling_buffer(self, exact: bool = False) -> np.ndarray:
+        """The buffer NUTS samples with: with the table, unless ``exact`` or there is none."""
+        got = None if exact or self.table is None else self.table()
+        return self.buf if got is None else with_table(self.buf, *got)
+
+    def nutpie_model(self, initial_point, *, exact: bool = False):
+        return compile_nutpie(self.sampling_buffer(exact), list(self.names), initial_point)
+
+    def sampling_error(self, points) -> float:
+        """The largest absolute difference between the sampled and the exact log-density at up to
+        :data:`ERROR_CHECKS` of ``points`` (n, dim), evenly spaced (0 with no table)."""
+        buf = self.sampling_buffer()
+        if buf is self.buf:
+            return 0.0
+        points = np.asarray(points, float).reshape(-1, len(self.names))
+        step = max(1, len(points) // ERROR_CHECKS)
+        X = points[::step]
+        return float(np.max(np.abs(log_density(buf, X) - log_density(self.buf, X)), initial=0.0))
 
 
 # ---------------------------------------------------------------- PyTensor Op
@@ -327,6 +382,9 @@ class GridLogLik(Op):
             float(beta),
             float(tau),
             True,
+            NO_TABLE,
+            0.0,
+            0.0,
         )
         outputs[0][0] = ll
         outputs[1][0] = g
@@ -348,12 +406,26 @@ try:  # the Numba backend calls the same kernel
     @register_funcify_default_op_cache_key(GridLogLik)
     def _numba_grid_loglik(op, node=None, **kwargs):
         s_code, f_code = op._codes
-        d2i, wloc, eps = op.options.sqdist, op._weights, op._draws
+        d2i, wloc, eps, no_table = op.options.sqdist, op._weights, op._draws, NO_TABLE
 
         @numba.njit
         def grid_loglik_numba(choices, y, theta, beta, tau, lengths):
             return _round_loglik(
-                choices, y, lengths, d2i, wloc, eps, s_code, f_code, theta.item(), beta.item(), tau.item(), True
+                choices,
+                y,
+                lengths,
+                d2i,
+                wloc,
+                eps,
+                s_code,
+                f_code,
+                theta.item(),
+                beta.item(),
+                tau.item(),
+                True,
+                no_table,
+                0.0,
+                0.0,
             )
 
         return grid_loglik_numba

@@ -54,6 +54,7 @@ from ibo_pymc.tasks.gridsearch.choice import FAMILIES, HAS_BETA, REGISTRY
 from ibo_pymc.tasks.gridsearch.data import PAD, GridRounds
 from ibo_pymc.tasks.gridsearch.likelihood import THETA_NAME
 from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
+from ibo_pymc.tasks.gridsearch.surrogate import gp_table, gp_table_nodes
 
 #: log-normal priors: parameter -> (mean, sd) of its logarithm
 PRIORS = {
@@ -72,7 +73,13 @@ _PART = {"spatial": 0, "conceptual": 1, "1d": 2, "2d": 3}
 class GridSearchConfig(EngineConfig):
     """What is fitted (surrogate, families, priors) and how (the engine's settings, with this task's defaults:
     tuning 500, 2 cores, target_accept 0.9, a low-rank mass matrix, thinning up to 4, families screened 20
-    nats below the best, R-hat compared at 2 decimals as the committed fits were made)."""
+    nats below the best, R-hat compared at 2 decimals as the committed fits were made).
+
+    ``gp_table``: NUTS samples a GP family with its posterior interpolated over lambda from a table
+    (:func:`~ibo_pymc.tasks.gridsearch.surrogate.gp_table`; the difference from the exact density is measured at
+    every family's draws, and a family beyond :data:`~ibo_pymc.engine.fitting.SAMPLING_TOLERANCE` is sampled
+    again exactly); False refactorises the posterior at every gradient. The GP's alone: the mean tracker's
+    posterior is cheap, and ``gp_table=False`` with it is refused. Fits saved before the table read as False."""
 
     surrogate: str = "GP"
     families: tuple = tuple(FAMILIES)
@@ -84,11 +91,14 @@ class GridSearchConfig(EngineConfig):
     max_thin: int = 4
     rhat_decimals: int | None = 2
     screen: float = 20.0
+    gp_table: bool = True
 
     def __post_init__(self):
         super().__post_init__()
         if self.surrogate not in THETA_NAME:
             raise InputError(f"unknown surrogate {self.surrogate!r}; expected GP or BMT", field="surrogate")
+        if self.surrogate != "GP" and not self.gp_table:
+            raise InputError("gp_table applies to the GP surrogate only", field="gp_table")
         bad = [f for f in self.families if f not in REGISTRY]
         if bad or not self.families or len(set(self.families)) != len(self.families):
             raise InputError(
@@ -112,7 +122,16 @@ class GridSearchConfig(EngineConfig):
             d["min_ess"] = d.pop("ess")
         d["families"] = tuple(d.get("families", FAMILIES))
         d["priors"] = {k: tuple(v) for k, v in d.get("priors", PRIORS).items()}
+        if d.get("surrogate", "GP") == "GP":
+            d.setdefault("gp_table", False)  # a GP fit saved before the table was sampled exactly
         return super().from_dict(d)
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        if self.surrogate != "GP" or not self.gp_table:
+            # the mean tracker's fits, and the GP's sampled exactly (as every fit before the table), keep their hash
+            del d["gp_table"]
+        return d
 
     @classmethod
     def from_json(cls, text: str) -> GridSearchConfig:
@@ -131,7 +150,7 @@ class GridSearchModel(IBOModelBase):
 
     def __init__(self, observations: GridRounds, config: GridSearchConfig | None = None, **settings):
         super().__init__(observations, config, **settings)
-        self._buffers = {}
+        self._table = {}
 
     def priors(self, family: str) -> dict:
         return {n: LogNormalPrior(*self.config.priors[n]) for n in self.config.names(family)}
@@ -147,7 +166,18 @@ class GridSearchModel(IBOModelBase):
             lengths=gr.lengths,
             options=gr.options,
         )
-        return density.GridDensity(buf, self.config.names(family))
+        table = self.gp_table if self.config.surrogate == "GP" and self.config.gp_table else None
+        return density.GridDensity(buf, self.config.names(family), table)
+
+    def gp_table(self):
+        """The participant's GP posterior tabulated over lambda for NUTS (:func:`.surrogate.gp_table`; built once,
+        on the first family sampled, shared by all): ``(table, lo, h)``, or None where it would be too large."""
+        if "gp" not in self._table:
+            gr = self.obs
+            lo, h, K = gp_table_nodes(*self.config.priors["lambda"])
+            tab = gp_table(gr.choices, gr.y, lo, h, K, lengths=gr.lengths, options=gr.options)
+            self._table["gp"] = None if tab is None else (tab, lo, h)
+        return self._table["gp"]
 
     def loglik(self, family: str, params: dict) -> np.ndarray:
         theta = params[THETA_NAME[self.config.surrogate]]
