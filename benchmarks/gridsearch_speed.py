@@ -18,16 +18,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _timing import per_call  # beside this script
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _timeit(fn, n):
-    fn()
-    t = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - t) / n
 
 
 def main() -> int:
@@ -76,7 +69,7 @@ def main() -> int:
             ref_ll(*up), ref_ll(*dn)
         return v
 
-    t_fused, t_dens, t_base = _timeit(fused, 2000), _timeit(density, 2000), _timeit(baseline, 5)
+    t_fused, t_dens, t_base = per_call(fused, 2000), per_call(density, 2000), per_call(baseline, 5)
     print("1. likelihood + gradient, participant 1 (spatial, 171 choices), GP-UCB")
     print(f"   fused kernel:             {1e3 * t_fused:8.3f} ms   (target < 1 ms)")
     print(f"   sampler's log-density:    {1e3 * t_dens:8.3f} ms   (kernel + priors, as nutpie calls it)")

@@ -27,17 +27,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _timing import per_call  # beside this script
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT = "2020:spatial:1,2020:conceptual:4,2018:1d:4,2018:2d:4,2018:2d:17"
-
-
-def _timeit(fn, n):
-    fn()
-    t = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - t) / n
 
 
 def observations(data: Path, spec: str):
@@ -79,8 +72,8 @@ def main() -> int:
             sb = d.sampling_buffer()
             exact = functools.partial(log_density_grad, d.buf, x)
             sampled = functools.partial(log_density_grad, sb, x)
-            n = max(20, int(0.2 / _timeit(exact, 3)))
-            te, tt = _timeit(exact, n), _timeit(sampled, n)
+            n = max(20, int(0.2 / per_call(exact, 3)))
+            te, tt = per_call(exact, n), per_call(sampled, n)
             print(f"  {fam:9s} {te * 1e6:8.1f} {tt * 1e6:8.1f}   {te / tt:.2f}x")
         fits, wall = {}, {}
         for table in (False, True):
