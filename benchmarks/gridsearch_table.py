@@ -54,6 +54,7 @@ def main() -> int:
 
     import pandas as pd
 
+    from ibo_pymc.engine.convergence import ess_bulk
     from ibo_pymc.engine.fitting import find_mode
     from ibo_pymc.tasks.gridsearch.density import log_density_grad
     from ibo_pymc.tasks.gridsearch.model import FAMILIES, GridSearchModel
@@ -91,8 +92,6 @@ def main() -> int:
             a, b = ex.posterior[name].values, tb.posterior[name].values
             if np.isnan(a).any() or np.isnan(b).any():
                 continue
-            from ibo_pymc.engine.convergence import ess_bulk
-
             se = math.hypot(a.std() / math.sqrt(float(ess_bulk(a))), b.std() / math.sqrt(float(ess_bulk(b))))
             moved[name] = (b.mean() - a.mean()) / se
         err = tb.component_evidence.get("sampling_error")

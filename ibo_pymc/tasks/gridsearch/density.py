@@ -57,6 +57,7 @@ from ibo_pymc.tasks.gridsearch.surrogate import (
     _bmt_all,
     _gp_all,
     _gp_interp,
+    _in_table,
     observation_lengths,
 )
 
@@ -76,8 +77,7 @@ def _round_loglik(choices, y, lengths, d2i, wloc, eps, surrogate, family, theta,
     local families' weights (P, P), ``eps`` PMU's draws (S, P); ``tab`` the GP posterior's table at nodes
     ``lo + k h`` of log(lambda) (:data:`NO_TABLE`: none), used for a GP at a lambda within its nodes."""
     R = choices.shape[0]
-    K = tab.shape[3]
-    if surrogate == 0 and K >= 2 and lo <= math.log(theta) <= lo + (K - 1) * h:
+    if surrogate == 0 and _in_table(tab, lo, h, theta):
         mu, var, dmu, dvar = _gp_interp(tab, lengths, lo, h, theta, NOISE)
     elif surrogate == 0:
         mu, var, dmu, dvar = _gp_all(choices, y, lengths, theta, d2i, NOISE, grad)
@@ -312,6 +312,7 @@ class GridDensity(Density):
         self.buf = buf
         self.names = tuple(names)
         self.table = table
+        self._sampled = None  # the buffer of the last interpolated NUTS run, until its error is measured
 
     def value(self, z):
         return log_density(self.buf, z)
@@ -325,12 +326,16 @@ class GridDensity(Density):
         return self.buf if got is None else with_table(self.buf, *got)
 
     def nutpie_model(self, initial_point, *, exact: bool = False):
-        return compile_nutpie(self.sampling_buffer(exact), list(self.names), initial_point)
+        buf = self.sampling_buffer(exact)
+        # kept for sampling_error, which follows the run: the table's copy (up to GP_TABLE_MAX_BYTES) is made once
+        self._sampled = None if buf is self.buf else buf
+        return compile_nutpie(buf, list(self.names), initial_point)
 
     def sampling_error(self, points) -> float:
         """The largest absolute difference between the sampled and the exact log-density at up to
-        :data:`ERROR_CHECKS` of ``points`` (n, dim), evenly spaced (0 with no table)."""
-        buf = self.sampling_buffer()
+        :data:`ERROR_CHECKS` of ``points`` (n, dim), evenly spaced (0 with no table): the buffer of the last
+        :meth:`nutpie_model` (released here), else built afresh."""
+        buf, self._sampled = (self.sampling_buffer() if self._sampled is None else self._sampled), None
         if buf is self.buf:
             return 0.0
         points = np.asarray(points, float).reshape(-1, len(self.names))

@@ -222,6 +222,14 @@ def _gp_table(choices, y, lengths, d2i, noise, lo, h, K):
     return tab
 
 
+@numba.njit(cache=True)
+def _in_table(tab, lo, h, lam):
+    """Whether ``lam`` lies within the nodes ``lo + k h`` of the table ``tab`` (:func:`_gp_table`; none has
+    fewer than two)."""
+    K = tab.shape[3]
+    return K >= 2 and lo <= math.log(lam) <= lo + (K - 1) * h
+
+
 @numba.njit(cache=True, fastmath={"contract"})
 def _gp_interp(tab, lengths, lo, h, lam, noise):
     """The GP posterior at ``lam`` from the table of :func:`_gp_table` (``lam`` within its nodes): the cubic
@@ -298,9 +306,8 @@ def gp_table(choices, y, lo: float, h: float, K: int, *, lengths=None, noise=NOI
 def gp_interpolated(table, lo: float, h: float, lam: float, *, lengths=None, noise=NOISE):
     """The table's posterior at ``lam`` (:func:`gp_table`): ``(mu, var, dmu, dvar)`` as :func:`gp_posterior`
     with ``grad``; ``lam`` must lie within the nodes."""
-    R, T1 = table.shape[:2]
-    K = table.shape[3]
-    if not lo <= math.log(lam) <= lo + (K - 1) * h:
+    R, T1, _, K, _ = table.shape
+    if not _in_table(table, float(lo), float(h), float(lam)):
         raise ValueError(f"lambda {lam} is outside the table's nodes ({math.exp(lo)}..{math.exp(lo + (K - 1) * h)})")
     lengths = observation_lengths(np.zeros((R, T1 + 1)), lengths)
     return _gp_interp(table, lengths, float(lo), float(h), float(lam), float(noise))

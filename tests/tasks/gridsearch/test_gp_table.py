@@ -185,3 +185,18 @@ def test_setting_and_hash():
     assert "gp_table" not in bmt.to_dict() and GridSearchConfig.from_dict(bmt.to_dict()) == bmt
     with pytest.raises(InputError, match="gp_table"):
         GridSearchConfig(surrogate="BMT", gp_table=False)
+
+
+def test_the_sampled_buffer_is_built_once_per_run(participant, monkeypatch):
+    """The table's copy that NUTS ran on serves the error measured after the run, then is released."""
+    from ibo_pymc.tasks.gridsearch import density
+
+    d = GridSearchModel(participant).density("UCB")
+    built = []
+    real = density.with_table
+    monkeypatch.setattr(density, "with_table", lambda *a: built.append(1) or real(*a))
+    d.nutpie_model(lambda seed: np.zeros(3))
+    X = np.random.default_rng(0).normal([0.0, -1.2, -3.0], 0.2, size=(50, 3))
+    first = d.sampling_error(X)
+    assert len(built) == 1 and d._sampled is None
+    assert d.sampling_error(X) == first and len(built) == 2  # without a run before it: built afresh, same number
