@@ -44,6 +44,35 @@ from ibo_pymc.errors import InputError
 PREDICTIVE_STREAM = 0x50504344
 
 
+class _LoglikAt:
+    """One family's log-likelihood per unit at many unconstrained points ``zz`` (n, dim), and its log-density
+    there, from one evaluation of the likelihood.
+
+    Moment matching (:func:`~ibo_pymc.engine.loo.psis_components`) asks for the density and then one unit's
+    log-likelihood at the same moved draws; each is a full pass of the likelihood over the draws (for the grid
+    task's GP, a posterior per draw and decision). The model of this base class is the likelihood times the
+    priors, so the density is the units' log-likelihood summed plus each parameter's prior log-density on the
+    unconstrained scale (Jacobian included): computing it so, with the last points' log-likelihood kept, serves
+    the second request from the first. (:meth:`IBOModelBase.density` is the same function, compiled for NUTS;
+    a test holds the two equal.)"""
+
+    def __init__(self, model, family: str):
+        self.model, self.family = model, family
+        self.priors = model.priors(family)
+        self._z = self._ll = None
+
+    def loglik(self, zz: np.ndarray) -> np.ndarray:
+        if self._z is None or self._z.shape != zz.shape or not np.array_equal(self._z, zz):
+            params = {n: p.from_unconstrained(zz[:, j]) for j, (n, p) in enumerate(self.priors.items())}
+            self._ll = np.asarray(self.model.loglik(self.family, params), float)
+            self._z = np.array(zz, copy=True)
+        return self._ll
+
+    def log_density(self, zz: np.ndarray) -> np.ndarray:
+        prior = sum(p.log_density_unconstrained(zz[:, j]) for j, p in enumerate(self.priors.values()))
+        return self.loglik(zz).sum(axis=-1) + prior
+
+
 class IBOModelBase:
     """Inverse Bayesian optimisation of one subject: fit, family probabilities, summary, diagnostics, LOO,
     save and load (module docstring for what a task supplies).
@@ -289,15 +318,11 @@ class IBOModelBase:
         out = []
         for fam in self.families:
             priors = self.priors(fam)
-            names = list(priors)
-            z = np.stack([priors[n].to_unconstrained(conditional(idata, fam, n).values) for n in names], axis=-1)
-
-            def loglik(zz, fam=fam, priors=priors, names=names):
-                return self.loglik(fam, {n: priors[n].from_unconstrained(zz[:, j]) for j, n in enumerate(names)})
-
+            z = np.stack([priors[n].to_unconstrained(conditional(idata, fam, n).values) for n in priors], axis=-1)
+            at = _LoglikAt(self, fam)
             C, D = z.shape[:2]
-            ll = loglik(z.reshape(C * D, -1)).reshape(C, D, -1)
-            out.append(ComponentDraws(fam, float(probs[fam]), z, ll, self.density(fam).value, loglik))
+            ll = at.loglik(z.reshape(C * D, -1)).reshape(C, D, -1)
+            out.append(ComponentDraws(fam, float(probs[fam]), z, ll, at.log_density, at.loglik))
         return out
 
     def predictive_loglik(self, idata, observations) -> np.ndarray:

@@ -112,6 +112,36 @@ def test_reliable_loo_of_a_grid_fit(fitted):
     assert loo.elpd_loo == pytest.approx(m.loo("psis").elpd_loo, abs=5.0)  # the pooled PSIS is close, if rough
 
 
+def test_loo_density_is_the_compiled_density_from_one_likelihood_pass(fitted, monkeypatch):
+    """The LOO's component densities (``component_draws``) sum the units' log-likelihood and the priors: equal to
+    the compiled density NUTS samples, for every family, and a unit's log-likelihood asked at the points just
+    evaluated (as moment matching does) costs no second pass of the likelihood."""
+    from ibo_pymc.tasks.gridsearch.model import GridSearchModel
+
+    m = GridSearchModel(fitted_rounds(fitted), config=GridSearchConfig(**QUICK))
+    m.idata = fitted
+    calls = []
+    inner = m.loglik
+    monkeypatch.setattr(m, "loglik", lambda fam, params: calls.append(fam) or inner(fam, params))
+    pieces = m.component_draws()
+    assert calls == list(m.families)  # one pass per family at its own draws
+    rng = np.random.default_rng(1)
+    for piece in pieces:
+        zz = piece.z.reshape(-1, piece.z.shape[-1])[:40] + 0.05 * rng.standard_normal((40, piece.z.shape[-1]))
+        calls.clear()
+        dens = piece.log_density(zz)
+        np.testing.assert_allclose(dens, m.density(piece.component).value(zz), rtol=1e-12, atol=1e-9)
+        unit = piece.loglik(zz.copy())[:, 3]
+        assert calls == [piece.component]
+        np.testing.assert_array_equal(unit, inner(piece.component, _natural(m, piece.component, zz))[:, 3])
+        piece.loglik(zz + 1e-3)
+        assert calls == [piece.component] * 2  # other points: evaluated afresh
+
+
+def _natural(model, family, zz):
+    return {n: p.from_unconstrained(zz[:, j]) for j, (n, p) in enumerate(model.priors(family).items())}
+
+
 def test_posterior_predictive_follows_the_choice_rule(simulated, fitted):
     """``predict`` draws each choice from the softmax rule given the round's earlier choices: with a tiny tau,
     pure exploitation picks the argmax of the GP's mean; at a fixed point, the frequencies match the rule's
