@@ -297,6 +297,55 @@ def _acquisition(base, local, mu_t, var_t, dmu_t, dvar_t, best, beta, rule, smoo
         qb[p] = qbv
 
 
+#: :func:`_exp_nonpositive`: exp(x) = 2^k exp(r), k the integer nearest x / log 2 (rounded by adding
+#: :data:`_ROUND` = 1.5 * 2^52, whose last bits then hold k), r = x - k log 2 in [-log 2 / 2, log 2 / 2] (log 2 in two
+#: parts, Cody and Waite), exp(r) its Taylor polynomial of degree 13 (remainder below 1e-17 relative)
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_ROUND = 6755399441055744.0
+_ROUND_BITS = int(np.array([_ROUND]).view(np.int64)[0])
+#: below this exp(x) is under 1e-307 (set to 0: it is added to at least 1)
+_EXP_FLOOR = -708.0
+_TAYLOR = tuple(1.0 / math.factorial(n) for n in range(14))
+
+
+@numba.njit(cache=True)
+def _exp_nonpositive(x, out, kf, pw):
+    """``out[i] = exp(x[i])`` for ``x[i] <= 0`` (0 below :data:`_EXP_FLOOR`, NaN for NaN), within 1 ulp of ``math.exp``
+    (tested), in loops LLVM vectorises: ``math.exp`` is a call per element (this llvmlite has no vector math
+    library), and the softmax of the choice rule takes one exponential per option and decision, a third of a
+    gradient's time on the 8 x 8 grid. ``kf``, ``pw``: work arrays of ``x``'s length."""
+    n = x.shape[0]
+    kbits = kf.view(np.int64)
+    pbits = pw.view(np.int64)
+    for i in range(n):
+        xi = _EXP_FLOOR if x[i] <= _EXP_FLOOR else x[i]  # NaN passes (to NaN)
+        kf[i] = xi * _LOG2E + _ROUND
+    for i in range(n):
+        pbits[i] = (kbits[i] - _ROUND_BITS + 1023) << 52  # 2^k
+    c = _TAYLOR
+    for i in range(n):
+        xi = _EXP_FLOOR if x[i] <= _EXP_FLOOR else x[i]
+        k = kf[i] - _ROUND
+        r = (xi - k * _LN2_HI) - k * _LN2_LO
+        e = c[13]
+        e = e * r + c[12]
+        e = e * r + c[11]
+        e = e * r + c[10]
+        e = e * r + c[9]
+        e = e * r + c[8]
+        e = e * r + c[7]
+        e = e * r + c[6]
+        e = e * r + c[5]
+        e = e * r + c[4]
+        e = e * r + c[3]
+        e = e * r + c[2]
+        e = e * r + c[1]
+        e = e * r + c[0]
+        out[i] = 0.0 if x[i] <= _EXP_FLOOR else e * pw[i]
+
+
 #: a decision whose (q_chosen - max q) / tau is below this is clamped to log(1e-5) by the published rules whatever
 #: the other options: the clamp less a margin (1e-6) far above the rounding of either side (for abs(q) / tau < 1e9)
 CLAMP_SURE = math.log(1e-5) - 1e-6
@@ -349,6 +398,7 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
     qb = np.empty(P)
     pq = np.empty(P)
     pqt = np.empty(P)
+    work = np.empty((3, P))
     for r in range(R):
         tot = 0.0
         g0 = 0.0
@@ -390,9 +440,17 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
                 tot += math.log(1e-5) if decided < 0 else math.log(0.99999)
                 continue
             se = 0.0
-            for p in range(P):
-                e[p] = math.exp((q[p] - mx) / tau)
-                se += e[p]
+            if rule == 0:
+                # the published rules keep math.exp: their maxima (the committed reproduction) rest on the last bit
+                for p in range(P):
+                    work[0, p] = (q[p] - mx) / tau
+                _exp_nonpositive(work[0], e, work[1], work[2])
+                for p in range(P):
+                    se += e[p]
+            else:
+                for p in range(P):
+                    e[p] = math.exp((q[p] - mx) / tau)
+                    se += e[p]
             lse = mx / tau + math.log(se)
             lp = q[c] / tau - lse
             if rule > 0 and lp < math.log(1e-5):

@@ -388,6 +388,39 @@ def test_pmu_normal_cdf_interpolant():
     assert np.all(np.diff(got[order]) >= -1e-16)
 
 
+def test_the_softmax_exponential():
+    """The plain rule's softmax takes its exponentials from :func:`.choice._exp_nonpositive`: within 1 ulp of
+    ``math.exp`` over the whole range of a non-positive argument (relative 2.3e-16), exactly 1 at 0, 0 below
+    the floor (where exp is under 1e-307), NaN for NaN, at any length (LLVM's vector loop and its remainder)."""
+    import math
+
+    from ibo_pymc.tasks.gridsearch import choice
+
+    rng = np.random.default_rng(3)
+    x = np.concatenate(
+        [
+            [0.0, -0.0, -1e-300, -5e-324, -1e-17, -0.34657359, -0.34657360, -700.0, -707.99, -708.0, -708.01, -745.2],
+            -rng.exponential(1.0, 5000),
+            -rng.uniform(0.0, 708.0, 20000),
+            -np.exp(rng.uniform(-40.0, 6.5, 5000)),
+        ]
+    )
+    for n in (len(x), 121, 30, 7, 1):
+        part = x[:n].copy()
+        got = np.empty(n)
+        choice._exp_nonpositive(part, got, np.empty(n), np.empty(n))
+        want = np.array([math.exp(v) if v > choice._EXP_FLOOR else 0.0 for v in part])
+        assert np.all(np.abs(got - want) <= 2.3e-16 * want), n
+    assert got[0] == 1.0
+    below = np.array([-708.01, -745.2, -1e6, -np.inf])
+    out = np.ones(4)
+    choice._exp_nonpositive(below, out, np.empty(4), np.empty(4))
+    assert np.array_equal(out, np.zeros(4))
+    nan = np.array([np.nan, -1.0])
+    choice._exp_nonpositive(nan, out[:2], np.empty(2), np.empty(2))
+    assert np.isnan(out[0]) and out[1] == math.exp(-1.0)  # a NaN value still reaches the density
+
+
 def test_pmu_likelihood_and_gradient():
     """The kernel's PMU: softmax of the estimate over tau; the gradient in lambda and tau against central
     differences (a step of 1e-7: the estimate's kinks are far apart at that scale)."""
