@@ -123,7 +123,7 @@ def _unpack(buf):
     off += S * P
     K = int(buf[13])
     if K > 0:
-        tab = buf[off : off + R * (T - 1) * P * K * 4].reshape((R, T - 1, P, K, 4))
+        tab = buf[off : off + K * R * (T - 1) * P * 4].reshape((K, R, T - 1, P, 4))
     else:
         tab = np.zeros((0, 0, 0, 0, 4))
     return choices, y, lengths, d2i, wloc, eps, tab
@@ -245,7 +245,7 @@ def with_table(buf: np.ndarray, table: np.ndarray, lo: float, h: float) -> np.nd
     appended: the density it gives interpolates the posterior for lambda within the nodes."""
     out = np.empty(len(buf) + table.size)
     out[: len(buf)] = buf
-    out[13:16] = table.shape[3], lo, h
+    out[13:16] = table.shape[0], lo, h
     out[len(buf) :] = table.ravel()
     return out
 
