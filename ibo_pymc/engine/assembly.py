@@ -20,8 +20,10 @@ from ibo_pymc.engine.mixing import largest_remainder, softmax
 from ibo_pymc.engine.results import family_evidence_dataset, sum_with_error
 from ibo_pymc.engine.schema import FORMAT
 
-#: sampler statistics kept per sampled family
-STATS = ("diverging", "step_size", "n_steps", "tree_depth", "lp", "energy")
+#: sampler statistics kept per sampled family (the tree depth and the log-density under nutpie's names,
+#: ``depth`` and ``logp``, and PyMC's, ``tree_depth`` and ``lp``); the others (nutpie reports 13) are not kept,
+#: as a saved fit's writing time grows with its number of variables
+STATS = ("diverging", "step_size", "n_steps", "depth", "tree_depth", "logp", "lp", "energy")
 
 
 def _stats(st) -> xr.Dataset:

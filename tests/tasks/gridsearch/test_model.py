@@ -64,6 +64,9 @@ def test_inference_data_layout(fitted):
     assert post["family_draw"].attrs["labels"] == "UCB,EI,PI,mean,variance"
     assert post.attrs["task"] == "gridsearch" and post.attrs["observed"] == "choices" and post.attrs["model"] == "GP"
     assert fitted.log_likelihood["choices"].dims == ("chain", "draw", "round")
+    # the engine's sampler statistics (nutpie's names), per sampled family
+    assert set(fitted.sample_stats.data_vars) == {"diverging", "step_size", "n_steps", "depth", "logp", "energy"}
+    assert fitted.sample_stats["depth"].dims == ("sampled_component", "chain", "draw")
     # the marginal draws take each family in proportion to its posterior probability (largest remainder)
     share = np.bincount(post["family_draw"].values.ravel(), minlength=5) / post["family_draw"].size
     # largest-remainder rounding per chain: each share within one draw per chain of its probability

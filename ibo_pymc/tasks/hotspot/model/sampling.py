@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ibo_pymc.engine.assembly import STATS
 from ibo_pymc.engine.fitting import ComponentFit, SamplingPlan
 from ibo_pymc.engine.strata import split_point
 from ibo_pymc.tasks.hotspot.forward.priors import UniformPrior
@@ -183,7 +184,7 @@ class JointSampling(SamplingPlan):
         ):
             # on Ctrl-C nutpie and pm.sample stop and return what they have (nutpie pads with NaN): never keep that
             raise KeyboardInterrupt("sampling was interrupted")
-        keep = [v for v in stats.data_vars if set(stats[v].dims) <= {"chain", "draw"}]
+        keep = [v for v in STATS if v in stats.data_vars and set(stats[v].dims) <= {"chain", "draw"}]
         stats = stats[keep]
         stats = stats.assign_coords(chain=np.arange(stats.sizes["chain"]), draw=np.arange(stats.sizes["draw"]))
         if "diverging" not in stats:

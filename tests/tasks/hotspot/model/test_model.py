@@ -266,6 +266,8 @@ def test_fit_recovers_truth_and_has_groups(small_fit):
     for g in ("posterior", "log_likelihood", "observed_data", "constant_data", "sample_stats"):
         assert g in idata.groups()
     assert "posterior_predictive" not in idata.groups()  # drawn on demand (test_saved_fit_reloads_and_rebuilds)
+    # the engine's sampler statistics, as every task keeps them (not nutpie's 13)
+    assert set(idata.sample_stats.data_vars) == {"diverging", "step_size", "n_steps", "depth", "logp", "energy"}
     post = idata.posterior
     for v in ("xi_pi", "xi_ei", "p_ucb", "gamma", "w", "tau_neg", "tau_pos", "family_draw", "family_prob"):
         assert v in post
