@@ -307,7 +307,7 @@ _ROUND = 6755399441055744.0
 _ROUND_BITS = int(np.array([_ROUND]).view(np.int64)[0])
 #: below this exp(x) is under 1e-307 (set to 0: it is added to at least 1)
 _EXP_FLOOR = -708.0
-_TAYLOR = tuple(1.0 / math.factorial(n) for n in range(14))
+_TAYLOR = np.array([1.0 / math.factorial(n) for n in range(14)])
 
 
 @numba.njit(cache=True)
@@ -324,25 +324,13 @@ def _exp_nonpositive(x, out, kf, pw):
         kf[i] = xi * _LOG2E + _ROUND
     for i in range(n):
         pbits[i] = (kbits[i] - _ROUND_BITS + 1023) << 52  # 2^k
-    c = _TAYLOR
     for i in range(n):
         xi = _EXP_FLOOR if x[i] <= _EXP_FLOOR else x[i]
         k = kf[i] - _ROUND
         r = (xi - k * _LN2_HI) - k * _LN2_LO
-        e = c[13]
-        e = e * r + c[12]
-        e = e * r + c[11]
-        e = e * r + c[10]
-        e = e * r + c[9]
-        e = e * r + c[8]
-        e = e * r + c[7]
-        e = e * r + c[6]
-        e = e * r + c[5]
-        e = e * r + c[4]
-        e = e * r + c[3]
-        e = e * r + c[2]
-        e = e * r + c[1]
-        e = e * r + c[0]
+        e = _TAYLOR[13]
+        for j in range(12, -1, -1):  # Horner's rule (a fixed count: LLVM unrolls it and vectorises over i)
+            e = e * r + _TAYLOR[j]
         out[i] = 0.0 if x[i] <= _EXP_FLOOR else e * pw[i]
 
 
