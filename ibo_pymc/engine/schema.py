@@ -27,7 +27,8 @@ An :class:`arviz.InferenceData` (NetCDF on disk) with these groups (dims ``chain
 ``observed_data``, ``constant_data``
     the data, as the task lays it out.
 ``sample_stats``
-    the sampler's statistics (with dim ``sampled_component`` where each family had its own run).
+    the sampler's statistics (:data:`~ibo_pymc.engine.assembly.STATS`: ``diverging``, ``step_size``, ``n_steps``,
+    the tree depth, the log-density, ``energy``; with dim ``sampled_component`` where each family had its own run).
 ``posterior_predictive``
     where the task simulates: the observed quantity at each draw. Drawn on demand
     (:meth:`~ibo_pymc.engine.model.IBOModelBase.posterior_predictive`, from the fit's own seed stream); a
