@@ -317,9 +317,8 @@ class IBOModelBase:
         probs = component_table(idata)["probability"]
         out = []
         for fam in self.families:
-            priors = self.priors(fam)
-            z = np.stack([priors[n].to_unconstrained(conditional(idata, fam, n).values) for n in priors], axis=-1)
             at = _LoglikAt(self, fam)
+            z = np.stack([p.to_unconstrained(conditional(idata, fam, n).values) for n, p in at.priors.items()], axis=-1)
             C, D = z.shape[:2]
             ll = at.loglik(z.reshape(C * D, -1)).reshape(C, D, -1)
             out.append(ComponentDraws(fam, float(probs[fam]), z, ll, at.log_density, at.loglik))
