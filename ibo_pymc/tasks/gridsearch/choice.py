@@ -439,8 +439,12 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
                 for p in range(P):
                     e[p] = math.exp((q[p] - mx) / tau)
                     se += e[p]
-            lse = mx / tau + math.log(se)
-            lp = q[c] / tau - lse
+            if rule == 0:
+                # the difference first: q / tau - (max q / tau + log se) loses |q| / tau ulps (whole nats at
+                # tau 1e-17), so a tiny tau scored rounding instead of choices (Wu 2018 2-D participants 31, 55)
+                lp = (q[c] - mx) / tau - math.log(se)
+            else:
+                lp = q[c] / tau - (mx / tau + math.log(se))  # as the committed reproduction was computed
             if rule > 0 and lp < math.log(1e-5):
                 tot += math.log(1e-5)
                 continue

@@ -421,6 +421,32 @@ def test_the_softmax_exponential():
     assert np.isnan(out[0]) and out[1] == math.exp(-1.0)  # a NaN value still reaches the density
 
 
+def test_a_tiny_temperature_scores_choices_not_rounding():
+    """The plain rule's log-probability is ``(q_c - max q) / tau - log(sum)``, the difference first. As
+    ``q_c / tau - (max q / tau + log(sum))`` (as before) the log of the sum vanished in the rounding of
+    ``max q / tau`` once tau was tiny, so that a choice among tied options scored 0 instead of -log(ties), and the
+    values between jumped by whole nats: on the Wu 2018 grid (participants 31 and 55) an EI mode at tau 1e-18,
+    lambda 0.03 out-scored every real explanation by 500 nats. Now a choice among k options tied for the
+    largest value scores -log(k) at any tau below their gap to the rest, and the published rules, which keep
+    the earlier order of operations for their committed fits, never reach such a tau (their bounds)."""
+    P, T = 12, 4
+    mu = np.full((1, T, P), 0.4)
+    mu[..., 3:] = 0.1  # options 0, 1, 2 tie for the largest mean
+    var = np.full((1, T, P), 0.5)
+    zero = np.zeros((1, T, P))
+    ch = np.array([[5, 0, 2, 1]])
+    y = np.zeros((1, T))
+    for tau in (1e-3, 1e-8, 1e-18, 1e-30):
+        ll, g = choice_loglik((mu, var, zero, zero), ch, y, "mean", 0.0, tau)
+        np.testing.assert_allclose(ll, 3 * -np.log(3.0), rtol=1e-12)
+        assert g[0, 2] == 0.0  # the expected value equals the chosen one's: no pull on tau
+    # and where values are distinct, the log-probability agrees with a direct softmax at a tiny tau
+    mu2 = mu + np.linspace(0.0, 1e-15, P)  # gaps of about one ulp of 0.4 and more
+    ll, _ = choice_loglik((mu2, var, zero, zero), ch, y, "mean", 0.0, 1e-16)
+    want = sum(np.log(special.softmax((mu2[0, t] - mu2[0, t].max()) / 1e-16)[ch[0, t + 1]]) for t in range(T - 1))
+    np.testing.assert_allclose(ll[0], want, rtol=1e-6)
+
+
 def test_pmu_likelihood_and_gradient():
     """The kernel's PMU: softmax of the estimate over tau; the gradient in lambda and tau against central
     differences (a step of 1e-7: the estimate's kinks are far apart at that scale)."""
