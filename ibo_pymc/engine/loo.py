@@ -24,7 +24,9 @@ matter are moment-matched (Paananen et al. 2021, Statistics and Computing 31:16;
 (each parameter's map to the real line), where the posterior density is the
 likelihood times the prior times the Jacobian. Rounds (observation units) still
 above the threshold after that are refitted exactly without them
-(:func:`refit_unreliable`, :class:`UnitRefit`, :func:`reliable_loo`).
+(:func:`refit_unreliable`, :class:`UnitRefit`, :func:`reliable_loo`). Where moment matching moves draws to
+points at which a component's density cannot be evaluated (:class:`UndefinedDensity`), or gives a non-finite
+estimate, that component keeps its PSIS estimates (``moment_match_error`` says why) and the refits take over.
 
 The pieces are task-independent: a task (or the model base class) hands
 :func:`psis_components` each component's draws, log-likelihood and densities
@@ -74,6 +76,30 @@ class ComponentLOO:
     pareto_k: np.ndarray
     lppd_i: np.ndarray
     n_moment_matched: int = 0
+    #: why moment matching was given up (its PSIS estimates then stand; the exact refits take any unit still
+    #: above the threshold), or None
+    moment_match_error: str | None = None
+
+
+class UndefinedDensity(ArithmeticError):
+    """A component's density or log-likelihood could not be evaluated at points moment matching moved the draws
+    to (:func:`psis_components`)."""
+
+
+def _defined(fn, zz: np.ndarray) -> np.ndarray:
+    """``fn(zz)``, or :class:`UndefinedDensity` where it fails arithmetically.
+
+    Why: arviz-stats' split transformation can move draws far beyond the posterior, where a task's density is
+    not defined: on the Wu 2018 grid (participant 13, the GP's UCB) to log tau near -1e13, where tau is 0 and
+    the choice rule divides by it (a compiled kernel reports the ZeroDivisionError as a SystemError). Such a
+    failure gives up moment matching for the component, not the fit."""
+    try:
+        return fn(zz)
+    except (ArithmeticError, SystemError) as exc:
+        bad = ~np.isfinite(zz).all(axis=-1) | (np.abs(zz) > 700).any(axis=-1)
+        raise UndefinedDensity(
+            f"{type(exc).__name__} at {len(zz)} moved draws ({int(bad.sum())} beyond +-700 on the unconstrained scale)"
+        ) from exc
 
 
 @dataclass
@@ -109,11 +135,11 @@ def psis_components(
         n_par = piece.z.shape[-1]
 
         def log_prob_upars(u, piece=piece, n_par=n_par):
-            v = piece.log_density(u.values.reshape(-1, n_par))
+            v = _defined(piece.log_density, u.values.reshape(-1, n_par))
             return xr.DataArray(v.reshape(u.shape[:2]), dims=("chain", "draw"))
 
         def log_lik_i_upars(u, i, piece=piece, n_par=n_par):
-            v = piece.loglik(u.values.reshape(-1, n_par))[:, i]
+            v = _defined(piece.loglik, u.values.reshape(-1, n_par))[:, i]
             return xr.DataArray(v.reshape(u.shape[:2]), dims=("chain", "draw"))
 
         ll = piece.ll
@@ -121,16 +147,18 @@ def psis_components(
         with quiet_pareto(), np.errstate(divide="ignore", invalid="ignore"):  # k reports what these warn of
             lo = arviz_stats.loo(data, pointwise=True, var_name=var_name)
         p = float(piece.probability)
-        lppd = logsumexp(ll.reshape(-1, ll.shape[-1]), axis=0) - np.log(ll.shape[0] * ll.shape[1])
-        out.append(
-            ComponentLOO(
-                piece.component,
-                np.log(p) if p > 0 else -np.inf,
-                np.asarray(lo.elpd_i.values, float),
-                np.asarray(lo.pareto_k.values, float),
-                lppd,
-            )
-        )
+        flat = ll.reshape(-1, ll.shape[-1])
+        lppd = logsumexp(flat, axis=0) - np.log(len(flat))
+        elpd_i, k_i = np.array(lo.elpd_i.values, float), np.array(lo.pareto_k.values, float)
+        lost = ~np.isfinite(elpd_i)
+        if lost.any():
+            # PSIS loses a unit whose log-likelihood spreads over more than the floats' range (700 nats) across
+            # the draws (a Laplace-drawn family of small probability, Wu 2018 2-D participant 13's GP UCB: -3,388
+            # to -140): the plain importance-sampling estimate in log space stands in, untrusted (k infinite), so
+            # that moment matching or an exact refit decides the unit wherever the component matters for it
+            elpd_i[lost] = np.log(len(flat)) - logsumexp(-flat[:, lost], axis=0)
+            k_i[lost] = np.inf
+        out.append(ComponentLOO(piece.component, np.log(p) if p > 0 else -np.inf, elpd_i, k_i, lppd))
         per.append((data, lo, log_prob_upars, log_lik_i_upars, piece.z))
     if moment_match:
         share = loo_probabilities(out)
@@ -140,10 +168,19 @@ def psis_components(
                 continue
             upars = xr.DataArray(z, dims=("chain", "draw", "upars"))
             # the k fit of degenerate weights divides by zero: k reports it (as in the plain PSIS above)
-            with quiet_pareto(), np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-                mm = arviz_stats.loo_moment_match(
-                    data, lo, lp, lli, upars=upars, k_threshold=k_threshold, pointwise=True, var_name=var_name
-                )
+            try:
+                with quiet_pareto(), np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+                    mm = arviz_stats.loo_moment_match(
+                        data, lo, lp, lli, upars=upars, k_threshold=k_threshold, pointwise=True, var_name=var_name
+                    )
+            except ValueError as exc:  # arviz-stats reports a density's failure as a ValueError raised from it
+                if not isinstance(exc.__cause__, UndefinedDensity):
+                    raise
+                out[k].moment_match_error = str(exc.__cause__)
+                continue
+            if not np.isfinite(np.asarray(mm.elpd_i.values, float)).all():
+                out[k].moment_match_error = "moment matching gave a non-finite elpd"
+                continue
             new_k = np.asarray(mm.pareto_k.values, float)
             out[k].n_moment_matched = int(((out[k].pareto_k > k_threshold) & (new_k < out[k].pareto_k)).sum())
             out[k].elpd_i = np.asarray(mm.elpd_i.values, float)
@@ -181,7 +218,8 @@ def elpd_data(
 ):
     """The mixture's PSIS-LOO from its components' estimates as an :class:`arviz.ELPDData` (works with
     :func:`arviz.compare` and :func:`arviz.reloo`); its ``pareto_k`` is the k of each unit's estimate,
-    ``n_moment_matched`` (an extra entry) counts the (component, unit) estimates moment matching improved."""
+    ``n_moment_matched`` (an extra entry) counts the (component, unit) estimates moment matching improved,
+    ``n_moment_match_failed`` the components whose moment matching was given up (``moment_match_error``)."""
     from arviz import ELPDData
 
     elpd_i, k, lppd_i = combine(parts, relevance)
@@ -198,6 +236,7 @@ def elpd_data(
         "scale": "log",
         "good_k": min(1 - 1 / np.log10(n_samples), 0.7),  # as arviz.loo reports it
         "n_moment_matched": int(sum(p.n_moment_matched for p in parts)),
+        "n_moment_match_failed": int(sum(p.moment_match_error is not None for p in parts)),
     }
     return ELPDData(data=list(fields.values()), index=list(fields))
 
