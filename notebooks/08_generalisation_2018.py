@@ -200,11 +200,14 @@ if lam:
     plt.show()
 
 # %% [markdown]
-# On the line the cohort's model selection picks the GP and UCB, as the paper
-# does, and lambda lies below the environments' length-scale in both classes,
-# about as low in the smooth environments as in the rough ones: people
-# generalise less than the environments allow, and the gap is wider where
-# generalising would pay more. The validation pages give the numbers with the
-# convergence table (`models/gridsearch/wu2018/1d/bayes/summary.csv`) and say
-# why many of these fits report divergent transitions (UCB with tau near 0: a
-# choice rule that is nearly an argmax).
+# In both experiments the cohort's model selection picks the GP and UCB, as the
+# paper does, and lambda lies below the environments' length-scale in both
+# classes. On the line it is about as low in the smooth environments as in the
+# rough ones; on the grid a little higher in the smooth ones, and far below
+# their true 2: people generalise less than the environments allow, and the gap
+# is wider where generalising would pay more. The validation pages give the
+# numbers with the convergence tables
+# (`models/gridsearch/wu2018/EXPERIMENT/bayes/summary.csv`), say why many of the
+# line's fits report divergent transitions (UCB with tau near 0: a choice rule
+# that is nearly an argmax), and name the grid's fits that fall short of the
+# convergence targets.
