@@ -26,7 +26,8 @@ likelihood times the prior times the Jacobian. Rounds (observation units) still
 above the threshold after that are refitted exactly without them
 (:func:`refit_unreliable`, :class:`UnitRefit`, :func:`reliable_loo`). Where moment matching moves draws to
 points at which a component's density cannot be evaluated (:class:`UndefinedDensity`), or gives a non-finite
-estimate, that component keeps its PSIS estimates (``moment_match_error`` says why) and the refits take over.
+estimate for a unit, that component (or unit) keeps its PSIS estimates (``moment_match_error`` says why) and
+the refits take over.
 
 The pieces are task-independent: a task (or the model base class) hands
 :func:`psis_components` each component's draws, log-likelihood and densities
@@ -35,6 +36,7 @@ The pieces are task-independent: a task (or the model base class) hands
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -91,15 +93,12 @@ def _defined(fn, zz: np.ndarray) -> np.ndarray:
 
     Why: arviz-stats' split transformation can move draws far beyond the posterior, where a task's density is
     not defined: on the Wu 2018 grid (participant 13, the GP's UCB) to log tau near -1e13, where tau is 0 and
-    the choice rule divides by it (a compiled kernel reports the ZeroDivisionError as a SystemError). Such a
-    failure gives up moment matching for the component, not the fit."""
+    the choice rule divides by it (the task refuses such points with a FloatingPointError). Such a failure gives
+    up moment matching for the component, not the fit; any other error is raised."""
     try:
         return fn(zz)
-    except (ArithmeticError, SystemError) as exc:
-        bad = ~np.isfinite(zz).all(axis=-1) | (np.abs(zz) > 700).any(axis=-1)
-        raise UndefinedDensity(
-            f"{type(exc).__name__} at {len(zz)} moved draws ({int(bad.sum())} beyond +-700 on the unconstrained scale)"
-        ) from exc
+    except ArithmeticError as exc:
+        raise UndefinedDensity(f"{type(exc).__name__} at moved draws: {exc}") from exc
 
 
 @dataclass
@@ -158,6 +157,9 @@ def psis_components(
             # that moment matching or an exact refit decides the unit wherever the component matters for it
             elpd_i[lost] = np.log(len(flat)) - logsumexp(-flat[:, lost], axis=0)
             k_i[lost] = np.inf
+            lo = copy.deepcopy(lo)  # what moment matching starts from: the unit flagged, not NaN (never matched)
+            lo.elpd_i.values[...] = elpd_i
+            lo.pareto_k.values[...] = k_i
         out.append(ComponentLOO(piece.component, np.log(p) if p > 0 else -np.inf, elpd_i, k_i, lppd))
         per.append((data, lo, log_prob_upars, log_lik_i_upars, piece.z))
     if moment_match:
@@ -173,18 +175,18 @@ def psis_components(
                     mm = arviz_stats.loo_moment_match(
                         data, lo, lp, lli, upars=upars, k_threshold=k_threshold, pointwise=True, var_name=var_name
                     )
-            except ValueError as exc:  # arviz-stats reports a density's failure as a ValueError raised from it
-                if not isinstance(exc.__cause__, UndefinedDensity):
+            except (ValueError, UndefinedDensity) as exc:
+                # arviz-stats re-raises a density's failure as a ValueError in some stages, lets it through in others
+                cause = exc if isinstance(exc, UndefinedDensity) else exc.__cause__
+                if not isinstance(cause, UndefinedDensity):
                     raise
-                out[k].moment_match_error = str(exc.__cause__)
+                out[k].moment_match_error = str(cause)
                 continue
-            if not np.isfinite(np.asarray(mm.elpd_i.values, float)).all():
-                out[k].moment_match_error = "moment matching gave a non-finite elpd"
-                continue
-            new_k = np.asarray(mm.pareto_k.values, float)
+            new_elpd, new_k = np.array(mm.elpd_i.values, float), np.array(mm.pareto_k.values, float)
+            kept = ~np.isfinite(new_elpd)  # a unit moment matching could not estimate keeps its earlier estimate
+            new_elpd[kept], new_k[kept] = out[k].elpd_i[kept], out[k].pareto_k[kept]
             out[k].n_moment_matched = int(((out[k].pareto_k > k_threshold) & (new_k < out[k].pareto_k)).sum())
-            out[k].elpd_i = np.asarray(mm.elpd_i.values, float)
-            out[k].pareto_k = new_k
+            out[k].elpd_i, out[k].pareto_k = new_elpd, new_k
     return out
 
 

@@ -453,17 +453,20 @@ def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, r
                 continue
             tot += lp
             # d lp / d q_p = (delta_pc - p_p) / tau ;  d lp / d tau = -(q_c - E_p q) / tau^2
+            # the plain rule takes tau's term as E_p (q_p - q_c), the differences first, as lp above (a tie then
+            # gives exactly 0 at any tau); the published rules as before (qc = 0 leaves their sums as they were)
+            qc = q[c] if rule == 0 else 0.0
             eq = 0.0
             eth = 0.0
             eb = 0.0
             for p in range(P):
                 pp = e[p] / se
-                eq += pp * q[p]
+                eq += pp * (q[p] - qc)
                 eth += pp * qth[p]
                 eb += pp * qb[p]
             g0 += (qth[c] - eth) / tau
             g1 += (qb[c] - eb) / tau
-            g2 += -(q[c] - eq) / (tau * tau)
+            g2 += -((q[c] - qc) - eq) / (tau * tau)
         ll[r] = tot
         grad[r, 0] = g0
         grad[r, 1] = g1

@@ -194,8 +194,20 @@ def _round_loglik_many(choices, y, lengths, d2i, wloc, eps, surrogate, family, t
 def round_loglik_many(
     choices, y, surrogate: str, family: str, theta, beta, tau, *, lengths=None, options: OptionSet = GRID_8X8
 ) -> np.ndarray:
-    """Per-round log-likelihood (n, R) at n parameter points (plain choice rule), in parallel."""
+    """Per-round log-likelihood (n, R) at n parameter points (plain choice rule), in parallel.
+
+    A point whose theta or tau is not positive and finite raises :class:`FloatingPointError` before the kernel
+    runs: the kernel divides by both, and an exception inside its parallel loop does not reach the caller
+    reliably (a ``SystemError``, or rows left unwritten). Moment matching in the LOO meets such points (tau
+    underflowing to 0 at log tau -1e13) and gives up on the component
+    (:class:`~ibo_pymc.engine.loo.UndefinedDensity`)."""
     arr = [np.ascontiguousarray(v, dtype=float) for v in (theta, beta, tau)]
+    outside = ~((arr[0] > 0) & (arr[0] < np.inf) & (arr[2] > 0) & (arr[2] < np.inf))
+    if outside.any():
+        raise FloatingPointError(
+            f"{int(outside.sum())} of {outside.size} parameter points have theta or tau outside (0, inf), where the "
+            "choice rule is not defined"
+        )
     return _round_loglik_many(
         np.ascontiguousarray(choices, dtype=np.int64),
         np.ascontiguousarray(y, dtype=float),

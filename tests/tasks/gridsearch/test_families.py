@@ -431,15 +431,17 @@ def test_a_tiny_temperature_scores_choices_not_rounding():
     the earlier order of operations for their committed fits, never reach such a tau (their bounds)."""
     P, T = 12, 4
     mu = np.full((1, T, P), 0.4)
-    mu[..., 3:] = 0.1  # options 0, 1, 2 tie for the largest mean
+    mu[..., 6:] = 0.1  # options 0-5 tie for the largest mean (six ties of 0.4: a sum of their shares rounds)
     var = np.full((1, T, P), 0.5)
     zero = np.zeros((1, T, P))
     ch = np.array([[5, 0, 2, 1]])
     y = np.zeros((1, T))
     for tau in (1e-3, 1e-8, 1e-18, 1e-30):
         ll, g = choice_loglik((mu, var, zero, zero), ch, y, "mean", 0.0, tau)
-        np.testing.assert_allclose(ll, 3 * -np.log(3.0), rtol=1e-12)
-        assert g[0, 2] == 0.0  # the expected value equals the chosen one's: no pull on tau
+        np.testing.assert_allclose(ll, 3 * -np.log(6.0), rtol=1e-12)
+        # the expected value equals the chosen one's but for the untied options' shares (e^-300 at tau 1e-3):
+        # no pull on tau (computed as q_c - E q, rounding gave 1e-10 at tau 1e-3 and 1e19 at tau 1e-18)
+        assert abs(g[0, 2]) < 1e-100
     # and where values are distinct, the log-probability agrees with a direct softmax at a tiny tau
     mu2 = mu + np.linspace(0.0, 1e-15, P)  # gaps of about one ulp of 0.4 and more
     ll, _ = choice_loglik((mu2, var, zero, zero), ch, y, "mean", 0.0, 1e-16)
@@ -498,3 +500,16 @@ def test_pmu_published_rule_and_the_authors_saved_folds(gridsearch2018_folder):
             options=gr.options,
         ).sum()
         assert abs(ours - nll) < 6.0, (h, k, ours, nll)
+
+
+def test_the_draws_likelihood_refuses_points_outside_the_support():
+    """``density.round_loglik_many`` (the LOO's and the summaries' likelihood at many draws) refuses a tau or a
+    surrogate parameter of 0 or inf with a FloatingPointError before its parallel kernel runs: the kernel divides
+    by both, and an exception inside a parallel loop reached the caller as a SystemError or as rows of garbage
+    (log-likelihoods of 1e276 at tau = 0)."""
+    ch, y = _rounds(GRID_8X8, shape=(2, 6))
+    ok = density.round_loglik_many(ch, y, "GP", "UCB", [1.0, 2.0], [0.5, 0.5], [0.1, 0.2])
+    assert ok.shape == (2, 2) and np.isfinite(ok).all() and (ok < 0).all()
+    for theta, tau in (([1.0, 0.0], [0.1, 0.2]), ([1.0, 2.0], [0.1, 0.0]), ([np.inf, 2.0], [0.1, 0.2])):
+        with pytest.raises(FloatingPointError, match="1 of 2 parameter points"):
+            density.round_loglik_many(ch, y, "GP", "UCB", theta, [0.5, 0.5], tau)
