@@ -79,10 +79,9 @@ def main() -> int:
         f"{df.seconds.max():.1f} s; {int((df.seconds <= TARGET_S).sum())} of {len(df)} within {TARGET_S:.0f} s"
     )
     if args.csv:
-        from ibo_pymc.io import atomic_path
+        from ibo_pymc.io import write_csv
 
-        with atomic_path(args.csv) as tmp:
-            df.to_csv(tmp, index=False)
+        write_csv(df, args.csv)
     return 0
 
 

@@ -120,10 +120,9 @@ def main() -> int:
         f"{df.exact_s.sum() / df.table_s.sum():.2f}x"
     )
     if args.csv:
-        from ibo_pymc.io import atomic_path
+        from ibo_pymc.io import write_csv
 
-        with atomic_path(args.csv) as tmp:
-            df.to_csv(tmp, index=False, float_format="%.6g")
+        write_csv(df, args.csv, float_format="%.6g")
     return 0
 
 

@@ -26,7 +26,7 @@ def main() -> int:
     ap.add_argument("--csv", type=Path, default=None)
     args = ap.parse_args()
 
-    from ibo_pymc.io import atomic_path
+    from ibo_pymc.io import write_csv
     from ibo_pymc.tasks.hotspot.model.fine_grid import compare_fit, fine_grid_posterior
     from ibo_pymc.tasks.hotspot.model.fit import IBOModel
 
@@ -60,8 +60,7 @@ def main() -> int:
         f"max |P difference| {prob['difference'].abs().max():.4f}; {time.perf_counter() - t0:.0f} s"
     )
     if args.csv:
-        with atomic_path(args.csv) as tmp:
-            out.to_csv(tmp, index=False, float_format="%.6g")
+        write_csv(out, args.csv, float_format="%.6g")
     return 0 if n_fail == 0 else 1
 
 
