@@ -36,7 +36,6 @@ The pieces are task-independent: a task (or the model base class) hands
 
 from __future__ import annotations
 
-import copy
 import warnings
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -148,18 +147,16 @@ def psis_components(
         p = float(piece.probability)
         flat = ll.reshape(-1, ll.shape[-1])
         lppd = logsumexp(flat, axis=0) - np.log(len(flat))
-        elpd_i, k_i = np.array(lo.elpd_i.values, float), np.array(lo.pareto_k.values, float)
-        lost = ~np.isfinite(elpd_i)
+        lost = ~np.isfinite(lo.elpd_i.values)
         if lost.any():
             # PSIS loses a unit whose log-likelihood spreads over more than the floats' range (700 nats) across
             # the draws (a Laplace-drawn family of small probability, Wu 2018 2-D participant 13's GP UCB: -3,388
             # to -140): the plain importance-sampling estimate in log space stands in, untrusted (k infinite), so
-            # that moment matching or an exact refit decides the unit wherever the component matters for it
-            elpd_i[lost] = np.log(len(flat)) - logsumexp(-flat[:, lost], axis=0)
-            k_i[lost] = np.inf
-            lo = copy.deepcopy(lo)  # what moment matching starts from: the unit flagged, not NaN (never matched)
-            lo.elpd_i.values[...] = elpd_i
-            lo.pareto_k.values[...] = k_i
+            # that moment matching (which starts from ``lo``: flagged, not NaN) or an exact refit decides the unit
+            # wherever the component matters for it
+            lo.elpd_i.values[lost] = np.log(len(flat)) - logsumexp(-flat[:, lost], axis=0)
+            lo.pareto_k.values[lost] = np.inf
+        elpd_i, k_i = np.array(lo.elpd_i.values, float), np.array(lo.pareto_k.values, float)
         out.append(ComponentLOO(piece.component, np.log(p) if p > 0 else -np.inf, elpd_i, k_i, lppd))
         per.append((data, lo, log_prob_upars, log_lik_i_upars, piece.z))
     if moment_match:
