@@ -69,8 +69,33 @@ def pointwise_loglik(model, family: np.ndarray, params: dict, fams) -> np.ndarra
     return ll
 
 
+def _component(fit) -> dict:
+    """A component's entry in the ``components`` attribute: its family and label, and for a family split into
+    strata each stratum's box, prior share, evidence, probability within the family and convergence."""
+    out = {"family": fit.family, "label": fit.label}
+    if fit.strata:
+        within = softmax(np.array([s.log_evidence + s.log_share for s in fit.strata]))
+        out["strata"] = [
+            {
+                **s.component.to_json(),
+                "log_share": s.log_share,
+                "log_evidence": s.log_evidence,
+                "rel_error": s.rel_error,
+                "probability_in_family": float(p),
+                "r_hat": s.r_hat,
+                "ess_bulk": s.ess_bulk,
+                "ess_tail": s.ess_tail,
+                "thin": s.thin,
+                "divergences": s.divergences,
+            }
+            for s, p in zip(fit.strata, within)
+        ]
+    return out
+
+
 def evidence_group(fits, probabilities) -> xr.Dataset:
-    """The ``component_evidence`` group (one component per family here; strata are components too)."""
+    """The ``component_evidence`` group: one row per family (a family split into strata is merged into one, its
+    strata listed in the ``components`` attribute)."""
     cols = {
         c: [getattr(f, a) for f in fits]
         for c, a in (
@@ -129,10 +154,11 @@ def assemble(model, fits, rng: np.random.Generator):
         "component_evidence": evidence_group(fits, probabilities),
         **model.data_groups(),
     }
-    sampled = [f for f in fits if f.stats is not None]
+    # one entry per NUTS run: a family's, or each stratum's of a family split into strata
+    sampled = [s for f in fits for s in (f.strata or [f]) if s.stats is not None]
     if sampled:
         groups["sample_stats"] = xr.concat(
-            [_stats(f.stats) for f in sampled], dim=pd.Index([f.family for f in sampled], name="sampled_component")
+            [_stats(f.stats) for f in sampled], dim=pd.Index([f.label for f in sampled], name="sampled_component")
         )
     idata = az.InferenceData(**groups)
     total, err = sum_with_error(np.array([f.log_evidence for f in fits]), np.array([f.rel_error for f in fits]))
@@ -147,7 +173,7 @@ def assemble(model, fits, rng: np.random.Generator):
         "log_evidence": total - math.log(len(fams)),
         "log_evidence_error": err,
         "log_evidence_method": "bridge sampling of each family's conditional posterior (Laplace where screened)",
-        "components": json.dumps([{"family": f, "label": f} for f in fams]),
+        "components": json.dumps([_component(f) for f in fits]),
     }
     for g in idata.groups():
         idata[g].attrs.update(attrs)

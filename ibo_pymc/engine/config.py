@@ -19,6 +19,9 @@ SAMPLERS = ("nutpie", "pymc")
 #: them: left out of the saved configuration (and so of its hash) at that value, so those fits keep their hash
 _ADDED = {"max_strata": 1}
 MASS_MATRICES = ("diag", "low_rank")
+#: the convergence budget: the settings the engine's loop reads only once a component has missed the targets
+#: (:meth:`EngineConfig.makes`)
+BUDGET = ("max_thin", "max_strata")
 
 
 #: the credible mass of every interval the package reports unless told otherwise, for every task: summaries,
@@ -137,8 +140,21 @@ class EngineConfig(NUTSSettings):
         names = {f.name for f in fields(cls)}
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in names})
 
-    def key(self) -> str:
-        """A hash of everything that changes the draws (``cores`` changes only the speed)."""
+    def key(self, *, budget: bool = True) -> str:
+        """A hash of everything that changes the draws (``cores`` changes only the speed); ``budget=False``
+        leaves out the convergence budget (:data:`BUDGET`)."""
         d = self.to_dict()
         d.pop("cores", None)
+        if not budget:
+            for name in BUDGET:
+                d.pop(name, None)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+    def makes(self, saved: EngineConfig, budget_used: bool) -> bool:
+        """Whether a fit saved with configuration ``saved`` is the fit this configuration makes: the same hash,
+        or the same but for the convergence budget when the fit used none of it (``budget_used`` False: every
+        component met the targets in its first run, unsplit, so the loop never read ``max_thin`` or
+        ``max_strata``; :func:`~ibo_pymc.engine.model.budget_used`).
+
+        Why: raising a task's budget should refit the fits that could change, not every fit of a cohort."""
+        return saved.key() == self.key() or (not budget_used and saved.key(budget=False) == self.key(budget=False))

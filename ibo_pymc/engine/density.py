@@ -108,7 +108,12 @@ def pyfunc_nutpie_model(density: Density, initial_point: Callable):
 
     def make_logp(**_):
         def logp(x, **__):
-            v, g = density.value_and_grad(x)
+            # a point where the density fails arithmetically (a kernel dividing by a tau that underflowed) is
+            # rejected, as a compiled callback's error code is, instead of aborting every chain
+            try:
+                v, g = density.value_and_grad(x)
+            except ArithmeticError:
+                return -np.inf, np.zeros(len(names))
             return (v, g) if np.isfinite(v) and np.isfinite(g).all() else (-np.inf, np.zeros_like(g))
 
         return logp

@@ -71,6 +71,10 @@ class ComponentFit:
     #: the largest absolute difference between the log-density NUTS sampled and the exact one at the draws (NaN: not
     #: measured; 0: sampled exactly; :func:`sample_family`)
     sampling_error: float = math.nan
+    #: a family split into strata: the strata's own fits (:meth:`PerFamily.merge`); None for a whole family
+    strata: list | None = None
+    #: log of a stratum's share of its family's prior (0 for a whole family)
+    log_share: float = 0.0
 
     @property
     def sampled(self) -> bool:
@@ -250,6 +254,11 @@ class SamplingPlan:
         None (a plan that cannot restrict a prior never splits)."""
         return None
 
+    def merge(self, comps: list, fits: list) -> list:
+        """The fits the assembly takes (one per family) from the components' fits: the same list where no
+        family was split."""
+        return fits
+
     def log(self, message: str) -> None:
         import sys
 
@@ -357,11 +366,15 @@ def _split(plan, comps, fits, failing, max_strata):
 
 
 class PerFamily(SamplingPlan):
-    """Every family sampled on its own, from its mode, after Laplace screening (module docstring).
+    """Every family sampled on its own, from its mode, after Laplace screening (module docstring); a family whose
+    chains show separated modes is split into strata (:class:`~ibo_pymc.engine.strata.Stratum`, at most
+    ``config.max_strata``), merged back into the family's conditional posterior by :meth:`merge`.
 
     Seeds: one ``SeedSequence`` of the model's entropy (:meth:`~.model.IBOModelBase.seed_entropy`) spawns a
     child per family (its Laplace draws and bridge sampling; its NUTS seed plus ``thin``) and one for the
-    assembly (:meth:`assembly_seed`), so each family's draws depend on its own child only.
+    assembly (:meth:`assembly_seed`), so each family's draws depend on its own child only; a stratum's stream
+    is a child of its family's keyed by the stratum's box (:meth:`_stratum_seed`, :meth:`.Stratum.key`), not by
+    its place among the strata.
     """
 
     def __init__(self, model, config: EngineConfig, *, progress: bool = False):
@@ -371,6 +384,8 @@ class PerFamily(SamplingPlan):
         self.density = {f: model.density(f) for f in self.families}
         self.mode = {f: find_mode(self.density[f], model.priors(f)) for f in self.families}
         self.laplace = {f: laplace(self.density[f], self.mode[f]) for f in self.families}
+        self._restricted = {}  # stratum key -> RestrictedDensity
+        self._start = {}  # stratum key -> its chains' start on its own scale
 
     def assembly_seed(self):
         return self.seeds[-1]
@@ -378,29 +393,52 @@ class PerFamily(SamplingPlan):
     def components(self) -> list:
         return list(self.families)
 
+    def _family(self, comp) -> str:
+        return comp if isinstance(comp, str) else comp.family
+
+    def _seed(self, comp) -> np.random.SeedSequence:
+        fam = self.seeds[self.families.index(self._family(comp))]
+        return fam if isinstance(comp, str) else self._stratum_seed(fam, 1, comp.key())
+
+    @staticmethod
+    def _stratum_seed(family_seed: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
+        return np.random.SeedSequence(family_seed.entropy, spawn_key=(*family_seed.spawn_key, *key))
+
+    def _density(self, comp):
+        return self.density[comp] if isinstance(comp, str) else self._restricted[comp.key()]
+
+    def label(self, comp) -> str:
+        return comp if isinstance(comp, str) else comp.label
+
+    def log_share(self, comp) -> float:
+        return 0.0 if isinstance(comp, str) else self._restricted[comp.key()].log_share
+
     def sample(self, comps, todo, thin):
         config = self.config
         best = max(v[0] for v in self.laplace.values())
         out = {}
         for k in todo:
-            fam = comps[k]
-            names = tuple(self.density[fam].names)
+            comp = comps[k]
+            fam = self._family(comp)
+            density = self._density(comp)
+            names = tuple(density.names)
             lap = self.laplace[fam]
             # a family is screened only on a valid Laplace estimate (a failed one, -inf, is sampled)
-            if math.isfinite(lap[0]) and lap[0] < best - config.screen:
-                X = np.random.default_rng(self.seeds[k]).multivariate_normal(
+            if isinstance(comp, str) and math.isfinite(lap[0]) and lap[0] < best - config.screen:
+                X = np.random.default_rng(self._seed(comp)).multivariate_normal(
                     self.mode[fam], lap[1], size=(config.chains, config.draws)
                 )
                 out[k] = ComponentFit(fam, fam, fam, names, X, None, 0, "laplace", lap[0])
                 continue
-            seed = int(self.seeds[k].generate_state(1)[0]) + thin[k]
-            X, stats = sample_family(self.density[fam], self.mode[fam], config, seed, thin[k])
+            start = self.mode[fam] if isinstance(comp, str) else self._start[comp.key()]
+            seed = int(self._seed(comp).generate_state(1)[0]) + thin[k]
+            X, stats = sample_family(density, start, config, seed, thin[k])
             r_hat, bulk, tail = diagnose(X, config.rhat_decimals)
             divergences = int(np.asarray(stats["diverging"]).sum()) if "diverging" in stats else 0
             out[k] = ComponentFit(
+                comp,
                 fam,
-                fam,
-                fam,
+                self.label(comp),
                 names,
                 X,
                 stats,
@@ -416,10 +454,106 @@ class PerFamily(SamplingPlan):
     def evidences(self, comps, fits, todo):
         for k in todo:
             f = fits[k]
-            ev = bridge_from_draws(f.draws, self.density[f.family].value, np.random.default_rng(self.seeds[k]))
+            ev = bridge_from_draws(f.draws, self._density(comps[k]).value, np.random.default_rng(self._seed(comps[k])))
             f.log_evidence, f.rel_error = ev.log_evidence, ev.rel_error
             if self.progress:
                 self.log(
-                    f"  {f.family}: R-hat {f.r_hat:.3f}, ESS {min(f.ess_bulk, f.ess_tail):.0f}"
+                    f"  {f.label}: R-hat {f.r_hat:.3f}, ESS {min(f.ess_bulk, f.ess_tail):.0f}"
                     + (f", thinned {f.thin}x" if f.thin > 1 else "")
                 )
+
+    def split(self, comps, i, fit):
+        """Split ``comps[i]`` where its draws, on the family's unconstrained scale, show separated modes
+        (:func:`~ibo_pymc.engine.strata.split_point`); each stratum's chains start from the best of its side's
+        draws, polished by L-BFGS on its own scale."""
+        from ibo_pymc.engine.strata import RestrictedDensity, Stratum, renumber, split_point
+
+        comp = comps[i]
+        fam = self._family(comp)
+        parent = Stratum(fam, ()) if isinstance(comp, str) else comp
+        z = fit.draws if isinstance(comp, str) else self._restricted[comp.key()].to_base(fit.draws)
+        z = z.reshape(-1, z.shape[-1])
+        names = list(fit.names)
+        at = split_point({n: z[:, j] for j, n in enumerate(names)}, {n: parent.interval(n) for n in names})
+        if at is None:
+            return None
+        name, value = at
+        new = renumber([*comps[:i], *parent.split(name, value), *comps[i + 1 :]])
+        priors = self.model.priors(fam)
+        for c in new:
+            if isinstance(c, Stratum) and c.key() not in self._restricted:
+                self._restricted[c.key()] = d = RestrictedDensity(self.density[fam], priors, c)
+                lo, hi = c.interval(name)
+                side = z[(z[:, names.index(name)] > lo) & (z[:, names.index(name)] < hi)]
+                self._start[c.key()] = _best_start(d, d.from_base(side[:: max(1, len(side) // 200)]))
+        return new
+
+    def merge(self, comps, fits):
+        """The family-level fits: a family split into strata becomes one fit whose draws are its strata's (on
+        the family's scale) in proportion to their probabilities within the family (``round(P x draws)`` per
+        chain, evenly spaced within each stratum's chain, at random positions), whose evidence is the sum of
+        theirs weighted by their prior shares, and whose convergence is the worst of theirs; the strata's
+        fits are kept in ``strata``."""
+        from ibo_pymc.engine.mixing import largest_remainder, softmax
+        from ibo_pymc.engine.results import sum_with_error
+
+        out = []
+        for fam in self.families:
+            mine = [(c, f) for c, f in zip(comps, fits) if self._family(c) == fam]
+            if len(mine) == 1 and isinstance(mine[0][0], str):
+                out.append(mine[0][1])
+                continue
+            log_w = np.array([f.log_evidence + self.log_share(c) for c, f in mine])
+            p = softmax(log_w)
+            rng = np.random.default_rng(self._stratum_seed(self.seeds[self.families.index(fam)], 2, len(mine)))
+            C, D, dim = mine[0][1].draws.shape
+            counts = largest_remainder(p, D)
+            X = np.empty((C, D, dim))
+            for ch in range(C):
+                parts = [
+                    self._restricted[c.key()].to_base(f.draws[ch, np.floor(np.arange(n) * D / n).astype(int)])
+                    for (c, f), n in zip(mine, counts)
+                    if n > 0
+                ]
+                X[ch] = np.concatenate(parts)[rng.permutation(D)]
+            total, err = sum_with_error(log_w, np.array([f.rel_error for _, f in mine]))
+            for c, f in mine:
+                f.log_share = self.log_share(c)
+            out.append(
+                ComponentFit(
+                    fam,
+                    fam,
+                    fam,
+                    mine[0][1].names,
+                    X,
+                    None,
+                    max(f.thin for _, f in mine),
+                    log_evidence=total,
+                    rel_error=err,
+                    r_hat=max(f.r_hat for _, f in mine),
+                    ess_bulk=min(f.ess_bulk for _, f in mine),
+                    ess_tail=min(f.ess_tail for _, f in mine),
+                    divergences=sum(f.divergences for _, f in mine),
+                    sampling_error=max(f.sampling_error for _, f in mine),
+                    strata=[f for _, f in mine],
+                )
+            )
+        return out
+
+
+def _best_start(density, points: np.ndarray) -> np.ndarray:
+    """The best of ``points`` under ``density``, polished by L-BFGS (kept as it is where that fails)."""
+    from scipy import optimize
+
+    values = density.value(points)
+    x0 = points[int(np.nanargmax(np.where(np.isfinite(values), values, -np.inf)))]
+
+    def neg(x):
+        v, g = density.value_and_grad(x)
+        return -v, -g
+
+    try:
+        r = optimize.minimize(neg, x0, jac=True, method="L-BFGS-B")
+    except (ArithmeticError, ValueError):
+        return x0
+    return r.x if np.isfinite(r.fun) and r.fun <= -np.nanmax(values) else x0

@@ -168,10 +168,11 @@ class IBOModelBase:
         return PerFamily(self, self.config if cores is None else self.config.replace(cores=cores), progress=progress)
 
     def assemble(self, plan, comps, fits, probabilities):
-        """The fit's InferenceData from the components' fits (:func:`ibo_pymc.engine.assembly.assemble`)."""
+        """The fit's InferenceData from the components' fits, strata merged into their families
+        (:meth:`~ibo_pymc.engine.fitting.SamplingPlan.merge`, :func:`ibo_pymc.engine.assembly.assemble`)."""
         from ibo_pymc.engine.assembly import assemble
 
-        return assemble(self, fits, np.random.default_rng(plan.assembly_seed()))
+        return assemble(self, plan.merge(comps, fits), np.random.default_rng(plan.assembly_seed()))
 
     def _need_fit(self):
         if self.idata is None:
@@ -424,7 +425,9 @@ class IBOModelBase:
     @classmethod
     def fit_or_load(cls, observations, config: EngineConfig | None, path):
         """The fit saved at ``path`` when it was made from the same observations with the same configuration
-        (``cores`` aside); else a new fit, saved there (over a fit of another configuration or other data)."""
+        (``cores`` aside, and the convergence budget where the fit used none of it:
+        :meth:`~ibo_pymc.engine.config.EngineConfig.makes`); else a new fit, saved there (over a fit of another
+        configuration or other data)."""
         from ibo_pymc.engine.schema import read_fit
 
         m = cls(observations, config)
@@ -432,7 +435,7 @@ class IBOModelBase:
         if path.is_file():  # an unreadable file, or a fit of another task, is an error, not fitted over
             idata = read_fit(path)
             saved, _ = cls._saved(idata, path)
-            if saved.key() == m.config.key() and all(
+            if m.config.makes(saved, budget_used(idata)) and all(
                 g in idata.groups() and idata[g].equals(ds) for g, ds in m.data_groups().items()
             ):
                 m.idata = idata
@@ -460,13 +463,14 @@ class IBOModelBase:
     @classmethod
     def load(cls, path, *, config: EngineConfig | None = None):
         """A saved fit with its model (observations and configuration rebuilt from the file); with ``config``,
-        a fit made with any other configuration is refused (:class:`~ibo_pymc.errors.InputError` naming both
+        a fit made with any other configuration (but for an unused convergence budget)
+        is refused (:class:`~ibo_pymc.errors.InputError` naming both
         hashes)."""
         from ibo_pymc.engine.schema import read_fit
 
         idata = read_fit(path)
         saved, observations = cls._saved(idata, path)
-        if config is not None and config.key() != saved.key():
+        if config is not None and not config.makes(saved, budget_used(idata)):
             raise InputError(
                 f"fitted with another configuration (hash {saved.key()}, expected {config.key()}); "
                 "fit again or load it without a configuration",
@@ -490,6 +494,15 @@ class IBOModelBase:
             raise InputError(
                 f"malformed {cls.task} fit ({type(exc).__name__}: {exc})", path=path, field="config"
             ) from None
+
+
+def budget_used(idata) -> bool:
+    """Whether a saved fit used its convergence budget: a component sampled again thinned, or a family split into
+    strata (:meth:`~ibo_pymc.engine.config.EngineConfig.makes`)."""
+    ev = idata["component_evidence"]
+    if "thin" in ev and (np.asarray(ev["thin"].values) > 1).any():
+        return True
+    return any(c.get("strata") for c in json.loads(ev.attrs.get("components", "[]")))
 
 
 def _hdi(v, prob):

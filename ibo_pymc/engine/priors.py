@@ -40,6 +40,10 @@ class UniformPrior:
         v = np.asarray(v, float)
         return np.where((v >= self.lo) & (v <= self.hi), -np.log(self.hi - self.lo), -np.inf)
 
+    def log_mass_unconstrained(self, a: float, b: float) -> float:
+        """log of the prior's mass of ``[a, b]`` on the unconstrained (logit) scale (a stratum's share)."""
+        return float(np.log(_sigmoid(b) - _sigmoid(a)))
+
     def restrict(self, lo: float, hi: float) -> UniformPrior:
         """The prior restricted to ``[lo, hi]`` (a stratum of a multimodal fit), inside its own interval."""
         return UniformPrior(max(float(lo), self.lo), min(float(hi), self.hi))
@@ -76,6 +80,10 @@ class UniformPrior:
     scale = 1.0
 
 
+def _sigmoid(z: float) -> float:
+    return 0.0 if z == -math.inf else 1.0 if z == math.inf else 1.0 / (1.0 + math.exp(-z))
+
+
 def log_density_unconstrained(z):
     """log(sigmoid(z) sigmoid(-z)): the density of z = logit((v - lo) / (hi - lo)) when v is uniform on (lo, hi)
     (the prior density 1 / (hi - lo) times the Jacobian (hi - lo) sigmoid(z) sigmoid(-z))."""
@@ -107,6 +115,17 @@ class LogNormalPrior:
     def log_density_unconstrained(self, z):
         u = (np.asarray(z, float) - self.mu) / self.sigma
         return -0.5 * u * u - math.log(self.sigma) - 0.5 * math.log(2 * math.pi)
+
+    def log_mass_unconstrained(self, a: float, b: float) -> float:
+        """log of the prior's mass of ``[a, b]`` on the unconstrained (log) scale (a stratum's share), computed
+        on the side of the mean where the normal's tail is small, so that a far tail keeps its digits."""
+        from scipy.special import log_ndtr
+
+        lo, hi = (float(a) - self.mu) / self.sigma, (float(b) - self.mu) / self.sigma
+        if lo > 0:  # both in the upper tail: the mass is Phi(-lo) - Phi(-hi)
+            lo, hi = -hi, -lo
+        top, bottom = float(log_ndtr(hi)), float(log_ndtr(lo))
+        return top + math.log1p(-math.exp(bottom - top)) if bottom < top else -math.inf
 
     def from_unconstrained_tensor(self, z):
         import pytensor.tensor as pt

@@ -28,7 +28,8 @@ An :class:`arviz.InferenceData` (NetCDF on disk) with these groups (dims ``chain
     the data, as the task lays it out.
 ``sample_stats``
     the sampler's statistics (:data:`~ibo_pymc.engine.assembly.STATS`: ``diverging``, ``step_size``, ``n_steps``,
-    the tree depth, the log-density, ``energy``; with dim ``sampled_component`` where each family had its own run).
+    the tree depth, the log-density, ``energy``; with dim ``sampled_component`` where each family had its own run:
+    one entry per NUTS run, so a family split into strata has one per stratum, labelled ``family[i/n]``).
 ``posterior_predictive``
     where the task simulates: the observed quantity at each draw. Drawn on demand
     (:meth:`~ibo_pymc.engine.model.IBOModelBase.posterior_predictive`, from the fit's own seed stream); a
@@ -36,7 +37,10 @@ An :class:`arviz.InferenceData` (NetCDF on disk) with these groups (dims ``chain
     before saving became compact hold it, with the draws the on-demand predictive gives.
 
 The attrs of every group: ``ibo_pymc_format``, ``ibo_pymc_version``, ``task``, ``observed``, ``subject``,
-``model``, the configuration (``config``, JSON) and its hash (``config_hash``), ``components`` (JSON), the
+``model``, the configuration (``config``, JSON) and its hash (``config_hash``), ``components`` (JSON: per
+component its family and label; where the per-family plan split a family into strata, which it merges back into
+one component, ``strata``: each stratum's box on the unconstrained scale, prior share, evidence, probability
+within the family and convergence), the
 log model evidence ``log_evidence`` with the family marginalised, its ``log_evidence_error`` and
 ``log_evidence_method``; and the task's own (e.g. ``context``, ``surrogate``; ``user_id``).
 

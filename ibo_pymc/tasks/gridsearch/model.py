@@ -72,8 +72,10 @@ _PART = {"spatial": 0, "conceptual": 1, "1d": 2, "2d": 3}
 @dataclass(frozen=True)
 class GridSearchConfig(EngineConfig):
     """What is fitted (surrogate, families, priors) and how (the engine's settings, with this task's defaults:
-    tuning 500, 2 cores, target_accept 0.9, a low-rank mass matrix, thinning up to 4, families screened 20
-    nats below the best, R-hat compared at 2 decimals as the committed fits were made).
+    tuning 500, 2 cores, target_accept 0.9, a low-rank mass matrix, thinning up to 4, a family whose chains show
+    separated modes split into two strata, families screened 20 nats below the best, R-hat compared at 2
+    decimals as the committed fits were made). A fit saved before strata (``max_strata`` 1) that used no
+    thinning is the fit of this configuration and is reused (:meth:`~ibo_pymc.engine.config.EngineConfig.makes`).
 
     ``gp_table``: NUTS samples a GP family with its posterior interpolated over lambda from a table
     (:func:`~ibo_pymc.tasks.gridsearch.surrogate.gp_table`; the difference from the exact density is measured at
@@ -89,6 +91,7 @@ class GridSearchConfig(EngineConfig):
     target_accept: float = 0.9
     mass_matrix: str = "low_rank"
     max_thin: int = 4
+    max_strata: int = 2
     rhat_decimals: int | None = 2
     screen: float = 20.0
     gp_table: bool = True
