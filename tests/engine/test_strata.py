@@ -201,3 +201,12 @@ def test_a_multimodal_family_is_split_sampled_and_merged(model_class, tmp_path):
     assert again.idata.posterior.attrs["config_hash"] == b.config.key()  # reused, not refitted
     with pytest.raises(ibo.InputError, match="another configuration"):
         model_class.load(path, config=b.config.replace(seed=3))
+
+
+def test_a_saved_configuration_without_a_later_setting_reads_at_its_old_behaviour(model_class):
+    # max_strata joined after fits were saved: such a file's configuration has no max_strata and means 1 (no
+    # strata), whatever a task's default is today; else a fit that could not split would pass as one that could
+    config = model_class.config_class(max_strata=2)
+    saved = {k: v for k, v in config.to_dict().items() if k != "max_strata"}
+    assert model_class.config_class.from_dict(saved).max_strata == 1
+    assert model_class.config_class.from_dict(config.to_dict()).max_strata == 2
