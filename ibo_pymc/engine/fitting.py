@@ -492,12 +492,18 @@ class PerFamily(SamplingPlan):
         """The family-level fits: a family split into strata becomes one fit whose draws are its strata's (on
         the family's scale) in proportion to their probabilities within the family (``round(P x draws)`` per
         chain, evenly spaced within each stratum's chain, at random positions), whose evidence is the sum of
-        theirs weighted by their prior shares, and whose convergence is the worst of theirs; the strata's
-        fits are kept in ``strata``."""
+        theirs weighted by their prior shares, and whose convergence is the worst of the strata the loop
+        required; the strata's fits are kept in ``strata``. (The random positions hide the strata runs'
+        autocorrelation from anything that computes it from the merged draws; the family's ESS is the strata
+        runs'.)"""
         from ibo_pymc.engine.mixing import largest_remainder, softmax
         from ibo_pymc.engine.results import sum_with_error
 
         out = []
+        log_all = np.array([f.log_evidence + self.log_share(c) for c, f in zip(comps, fits)])
+        overall = dict(zip(map(id, fits), softmax(log_all)))  # each component's probability, as the loop has it
+        for c, f in zip(comps, fits):  # the final numbering (a further split renumbers the earlier strata)
+            f.component, f.label = c, self.label(c)
         for fam in self.families:
             mine = [(c, f) for c, f in zip(comps, fits) if self._family(c) == fam]
             if len(mine) == 1 and isinstance(mine[0][0], str):
@@ -519,6 +525,8 @@ class PerFamily(SamplingPlan):
             total, err = sum_with_error(log_w, np.array([f.rel_error for _, f in mine]))
             for c, f in mine:
                 f.log_share = self.log_share(c)
+            # the family's convergence is that of the strata the loop required (probability >= relevance)
+            required = [f for _, f in mine if overall[id(f)] >= self.config.relevance] or [f for _, f in mine]
             out.append(
                 ComponentFit(
                     fam,
@@ -530,9 +538,9 @@ class PerFamily(SamplingPlan):
                     max(f.thin for _, f in mine),
                     log_evidence=total,
                     rel_error=err,
-                    r_hat=max(f.r_hat for _, f in mine),
-                    ess_bulk=min(f.ess_bulk for _, f in mine),
-                    ess_tail=min(f.ess_tail for _, f in mine),
+                    r_hat=max(f.r_hat for f in required),
+                    ess_bulk=min(f.ess_bulk for f in required),
+                    ess_tail=min(f.ess_tail for f in required),
                     divergences=sum(f.divergences for _, f in mine),
                     sampling_error=max(f.sampling_error for _, f in mine),
                     strata=[f for _, f in mine],
@@ -545,8 +553,10 @@ def _best_start(density, points: np.ndarray) -> np.ndarray:
     """The best of ``points`` under ``density``, polished by L-BFGS (kept as it is where that fails)."""
     from scipy import optimize
 
-    values = density.value(points)
-    x0 = points[int(np.nanargmax(np.where(np.isfinite(values), values, -np.inf)))]
+    with np.errstate(all="ignore"):
+        values = density.value(points)
+    values = np.where(np.isfinite(values), values, -np.inf)
+    x0 = points[int(np.argmax(values))]
 
     def neg(x):
         v, g = density.value_and_grad(x)
@@ -556,4 +566,4 @@ def _best_start(density, points: np.ndarray) -> np.ndarray:
         r = optimize.minimize(neg, x0, jac=True, method="L-BFGS-B")
     except (ArithmeticError, ValueError):
         return x0
-    return r.x if np.isfinite(r.fun) and r.fun <= -np.nanmax(values) else x0
+    return r.x if np.isfinite(r.fun) and r.fun <= -values.max() else x0

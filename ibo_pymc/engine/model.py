@@ -435,10 +435,10 @@ class IBOModelBase:
         if path.is_file():  # an unreadable file, or a fit of another task, is an error, not fitted over
             idata = read_fit(path)
             saved, _ = cls._saved(idata, path)
-            if m.config.makes(saved, budget_used(idata)) and all(
+            if m.config.makes(saved, budget_used(idata, saved)) and all(
                 g in idata.groups() and idata[g].equals(ds) for g, ds in m.data_groups().items()
             ):
-                m.idata = idata
+                m.idata = _adopt(idata, m.config, saved)
                 return m
         m.fit()
         m.save(path)
@@ -470,15 +470,15 @@ class IBOModelBase:
 
         idata = read_fit(path)
         saved, observations = cls._saved(idata, path)
-        if config is not None and not config.makes(saved, budget_used(idata)):
+        if config is not None and not config.makes(saved, budget_used(idata, saved)):
             raise InputError(
                 f"fitted with another configuration (hash {saved.key()}, expected {config.key()}); "
                 "fit again or load it without a configuration",
                 path=path,
                 field="config",
             )
-        m = cls(observations, config=saved)
-        m.idata = idata
+        m = cls(observations, config=saved if config is None else config)
+        m.idata = _adopt(idata, m.config, saved)
         return m
 
     @classmethod
@@ -496,13 +496,42 @@ class IBOModelBase:
             ) from None
 
 
-def budget_used(idata) -> bool:
-    """Whether a saved fit used its convergence budget: a component sampled again thinned, or a family split into
-    strata (:meth:`~ibo_pymc.engine.config.EngineConfig.makes`)."""
+def _adopt(idata, config: EngineConfig, saved: EngineConfig):
+    """A saved fit taken as the fit of ``config`` (the same but for a convergence budget it did not use): its
+    attrs name ``config`` and its hash, as a fit made now would, and keep the saved hash as ``config_saved_hash``
+    (in memory; the file is unchanged). So the exact refits of its LOO, and everything that reads the attrs,
+    work with the configuration asked for."""
+    if saved.key() == config.key():
+        return idata
+    attrs = {"config": config.to_json(), "config_hash": config.key(), "config_saved_hash": saved.key()}
+    for g in idata.groups():
+        idata[g].attrs.update(attrs)
+    return idata
+
+
+def budget_used(idata, config: EngineConfig) -> bool:
+    """Whether a saved fit (made with ``config``) used, or lacked, its convergence budget: a component sampled
+    again thinned, a family split into strata (the per-family plan's, merged into one row, or a task's own rows
+    per stratum), or a component the loop required that still misses the targets (a larger budget would go on
+    where this one stopped). A fit without the ``component_evidence`` group counts as having used it.
+    (:meth:`~ibo_pymc.engine.config.EngineConfig.makes`)."""
+    from ibo_pymc.engine.fitting import meets_targets
+
+    if "component_evidence" not in idata.groups():
+        return True
     ev = idata["component_evidence"]
     if "thin" in ev and (np.asarray(ev["thin"].values) > 1).any():
         return True
-    return any(c.get("strata") for c in json.loads(ev.attrs.get("components", "[]")))
+    fams = [str(f) for f in ev["component_family"].values]
+    if len(set(fams)) < len(fams) or any(c.get("strata") for c in json.loads(ev.attrs.get("components", "[]"))):
+        return True
+    sampled = np.asarray(ev["method"].values) == "bridge" if "method" in ev else np.ones(len(fams), bool)
+    for k in range(len(fams)):
+        if sampled[k] and float(ev["probability"].values[k]) >= config.relevance:
+            r, b, t = (float(ev[v].values[k]) for v in ("r_hat", "ess_bulk", "ess_tail"))
+            if not meets_targets(r, b, t, config):
+                return True
+    return False
 
 
 def _hdi(v, prob):

@@ -41,8 +41,17 @@ class UniformPrior:
         return np.where((v >= self.lo) & (v <= self.hi), -np.log(self.hi - self.lo), -np.inf)
 
     def log_mass_unconstrained(self, a: float, b: float) -> float:
-        """log of the prior's mass of ``[a, b]`` on the unconstrained (logit) scale (a stratum's share)."""
-        return float(np.log(_sigmoid(b) - _sigmoid(a)))
+        """log of the prior's mass of ``[a, b]`` on the unconstrained (logit) scale (a stratum's share):
+        ``sigmoid(b) - sigmoid(a)`` in logs, without the cancellation of either tail (``a`` = 37 keeps its -37)."""
+        a, b = float(a), float(b)
+        if not a < b:
+            return -math.inf
+        if a == -math.inf:
+            return -float(np.logaddexp(0.0, -b))  # log sigmoid(b)
+        if b == math.inf:
+            return -float(np.logaddexp(0.0, a))  # log sigmoid(-a)
+        # sigmoid(b) - sigmoid(a) = (e^b - e^a) / ((1 + e^a)(1 + e^b)) = e^b (1 - e^(a - b)) / (...)
+        return b + math.log1p(-math.exp(a - b)) - float(np.logaddexp(0.0, a)) - float(np.logaddexp(0.0, b))
 
     def restrict(self, lo: float, hi: float) -> UniformPrior:
         """The prior restricted to ``[lo, hi]`` (a stratum of a multimodal fit), inside its own interval."""
@@ -78,10 +87,6 @@ class UniformPrior:
     #: where a mode search starts on the unconstrained scale (the interval's middle), and its scale
     center = 0.0
     scale = 1.0
-
-
-def _sigmoid(z: float) -> float:
-    return 0.0 if z == -math.inf else 1.0 if z == math.inf else 1.0 / (1.0 + math.exp(-z))
 
 
 def log_density_unconstrained(z):

@@ -69,7 +69,7 @@ class Stratum:
         import hashlib
 
         text = repr((self.family, tuple((n, float(a), float(b)) for n, a, b in sorted(self.limits))))
-        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
     def interval(self, name: str) -> tuple[float, float]:
         for n, a, b in self.limits:
@@ -134,6 +134,12 @@ class RestrictedDensity(Density):
     def to_base(self, w: np.ndarray) -> np.ndarray:
         """The family's unconstrained coordinates of points ``w`` (..., dim) of the stratum's scale."""
         z = np.array(w, float, copy=True)
+        with np.errstate(over="ignore"):  # beyond exp's range: an infinite z, a non-finite density, rejected
+            self._map(np.asarray(w, float), z)
+        return z
+
+    def _map(self, w, z):
+        """Write each limited coordinate's map of ``w`` into ``z``."""
         for i, a, b in self._limits:
             if math.isfinite(a) and math.isfinite(b):
                 z[..., i] = a + (b - a) * expit(w[..., i])
@@ -141,7 +147,6 @@ class RestrictedDensity(Density):
                 z[..., i] = a + np.exp(w[..., i])
             elif math.isfinite(b):
                 z[..., i] = b - np.exp(w[..., i])
-        return z
 
     def from_base(self, z: np.ndarray) -> np.ndarray:
         """The stratum's coordinates of points ``z`` of the family's scale (strictly inside the box)."""
@@ -174,13 +179,14 @@ class RestrictedDensity(Density):
         w = np.asarray(w, float)
         v, g = self.base.value_and_grad(self.to_base(w))
         g = np.array(g, float, copy=True)
-        for i, a, b in self._limits:
-            x = w[i]
-            if math.isfinite(a) and math.isfinite(b):
-                s = expit(x)
-                g[i] = g[i] * (b - a) * s * (1 - s) + (1 - 2 * s)
-            elif math.isfinite(a):
-                g[i] = g[i] * math.exp(x) + 1
-            elif math.isfinite(b):
-                g[i] = -g[i] * math.exp(x) + 1
+        with np.errstate(over="ignore"):  # a w beyond exp's range gives a non-finite value, which samplers reject
+            for i, a, b in self._limits:
+                x = w[i]
+                if math.isfinite(a) and math.isfinite(b):
+                    s = expit(x)
+                    g[i] = g[i] * (b - a) * s * (1 - s) + (1 - 2 * s)
+                elif math.isfinite(a):
+                    g[i] = g[i] * np.exp(x) + 1
+                elif math.isfinite(b):
+                    g[i] = -g[i] * np.exp(x) + 1
         return float(v + self._log_jacobian(w)), g

@@ -126,8 +126,20 @@ def test_a_log_normal_prior_share_of_an_interval(a, b):
     exact = stats.norm(0.0, 2.0).cdf(b) - stats.norm(0.0, 2.0).cdf(a)
     far = stats.norm(0.0, 2.0).sf(a) - stats.norm(0.0, 2.0).sf(b) if a > 0 else exact
     assert prior.log_mass_unconstrained(a, b) == pytest.approx(math.log(far if a > 0 else exact), rel=1e-10)
-    u = ibo.UniformPrior(0.0, 4.0)
+
+
+def test_the_priors_shares_keep_their_digits_in_the_far_tails():
+    sd = 2.0
+    prior = ibo.LogNormalPrior(0.0, sd)
+    lo, hi = stats.norm.logsf(20 / sd), stats.norm.logsf(25 / sd)
+    assert prior.log_mass_unconstrained(20.0, 25.0) == pytest.approx(lo + math.log1p(-math.exp(hi - lo)), rel=1e-12)
+    assert prior.log_mass_unconstrained(-25.0, -20.0) == pytest.approx(lo + math.log1p(-math.exp(hi - lo)), rel=1e-12)
+    u = ibo.UniformPrior(0.0, 4.0)  # on the logit scale: the share of (a, b) is sigmoid(b) - sigmoid(a)
     assert u.log_mass_unconstrained(-math.inf, 0.0) == pytest.approx(math.log(0.5))
+    assert u.log_mass_unconstrained(-1.0, 2.5) == pytest.approx(math.log(1 / (1 + math.exp(-2.5)) - 1 / (1 + math.e)))
+    assert u.log_mass_unconstrained(37.0, math.inf) == pytest.approx(-37.0, rel=1e-12)
+    assert u.log_mass_unconstrained(-math.inf, -800.0) == pytest.approx(-800.0)
+    assert u.log_mass_unconstrained(40.0, 41.0) == pytest.approx(-40.0 + math.log1p(-math.exp(-1.0)), rel=1e-9)
 
 
 @pytest.mark.parametrize(
@@ -164,7 +176,7 @@ def test_a_multimodal_family_is_split_sampled_and_merged(model_class, tmp_path):
     unsplit.fit()
     assert not unsplit.converged() and unsplit.failing() == ["A"]  # the chains disagree about the modes
 
-    m = model_class("two modes", max_strata=2)
+    m = model_class("two modes", max_strata=2, max_thin=4)  # a stratum may still need a longer run
     m.fit()
     assert m.converged(), m.diagnostics()
     idata = m.idata
@@ -185,7 +197,8 @@ def test_a_multimodal_family_is_split_sampled_and_merged(model_class, tmp_path):
         got = float(ev["log_evidence"].sel(component=fam))
         err = float(ev["log_evidence_rel_error"].sel(component=fam))
         assert abs(got - _evidence(fam)) < max(4 * err, 0.02), (fam, got, _evidence(fam), err)
-    assert budget_used(idata) and not budget_used(unsplit.idata)
+    # both used their budget: the split one split, the unsplit one stopped short of the targets with none left
+    assert budget_used(idata, m.config) and budget_used(unsplit.idata, unsplit.config)
 
     # a saved fit is refitted under a larger budget only when it used its budget
     path = m.save(tmp_path / "split.nc")
@@ -193,12 +206,18 @@ def test_a_multimodal_family_is_split_sampled_and_merged(model_class, tmp_path):
         model_class.load(path, config=m.config.replace(max_strata=3))
     b = model_class("two modes", families=("B",))
     b.fit()
-    assert not budget_used(b.idata)
+    assert b.converged() and not budget_used(b.idata, b.config)
+    thinned = b.idata.copy()
+    thinned.component_evidence["thin"].values[:] = 2
+    assert budget_used(thinned, b.config)
     path = b.save(tmp_path / "b.nc")
     bigger = b.config.replace(max_strata=3, max_thin=8)
-    assert model_class.load(path, config=bigger).idata.posterior.attrs["config_hash"] == b.config.key()
+    loaded = model_class.load(path, config=bigger)  # taken as the fit of the configuration asked for
+    assert loaded.config == bigger and loaded.idata.posterior.attrs["config_hash"] == bigger.key()
+    assert loaded.idata.posterior.attrs["config_saved_hash"] == b.config.key()
     again = model_class.fit_or_load("two modes", bigger, path)
-    assert again.idata.posterior.attrs["config_hash"] == b.config.key()  # reused, not refitted
+    assert again.idata.posterior.attrs["config_saved_hash"] == b.config.key()  # reused, not refitted
+    assert np.array_equal(again.idata.posterior["x"].values, b.idata.posterior["x"].values)
     with pytest.raises(ibo.InputError, match="another configuration"):
         model_class.load(path, config=b.config.replace(seed=3))
 

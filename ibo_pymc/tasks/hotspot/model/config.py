@@ -227,6 +227,12 @@ class FitConfig(EngineConfig):
         """
         return _hash(self.settings())
 
+    def makes(self, saved, budget_used: bool) -> bool:
+        """Whether a fit saved with ``saved`` is the fit of this configuration: for the hotspot task, the same hash
+        (its joint run reruns every component on a thinning, and its strata are rows of their own, so the engine's
+        reuse of fits that left their budget unused is not claimed here)."""
+        return saved.key() == self.key()
+
     def model_key(self) -> str:
         """The hash of the model part alone (:meth:`ModelConfig.key`)."""
         return self.model_config.key()
