@@ -209,5 +209,5 @@ if lam:
 # numbers with the convergence tables
 # (`models/gridsearch/wu2018/EXPERIMENT/bayes/summary.csv`), say why many of the
 # line's fits report divergent transitions (UCB with tau near 0: a choice rule
-# that is nearly an argmax), and name the grid's fits that fall short of the
-# convergence targets.
+# that is nearly an argmax), and how the grid's hardest fits met the
+# convergence targets (a family with two separated modes is split into strata).
