@@ -137,10 +137,9 @@ class EngineConfig(NUTSSettings):
         d = dict(d)
         if d.get("screen", 0.0) is None:
             d["screen"] = math.inf
-        for (
-            name,
-            value,
-        ) in _ADDED.items():  # absent: saved before the setting, at its behaviour then (not today's default)
+        # a setting absent from a saved configuration was saved before it existed: its behaviour then, not
+        # today's default
+        for name, value in _ADDED.items():
             d.setdefault(name, value)
         names = {f.name for f in fields(cls)}
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in names})

@@ -86,10 +86,7 @@ def find_mode(density: Density, priors: dict) -> np.ndarray:
     side, the best of the three; within a box of +-10 scales where the unbounded search fails."""
     from scipy import optimize
 
-    def neg(x):
-        v, g = density.value_and_grad(x)
-        return -v, -g
-
+    neg = _negative(density)
     center = np.array([p.center for p in priors.values()], float)
     scale = np.array([p.scale for p in priors.values()], float)
     box = list(zip(center - 10 * scale, center + 10 * scale))
@@ -105,6 +102,16 @@ def find_mode(density: Density, priors: dict) -> np.ndarray:
         if best is None or r.fun < best.fun:
             best = r
     return best.x
+
+
+def _negative(density: Density):
+    """The density's negative value and gradient at one point: what L-BFGS minimises to find a mode."""
+
+    def neg(x):
+        v, g = density.value_and_grad(x)
+        return -v, -g
+
+    return neg
 
 
 def laplace(density: Density, mode: np.ndarray, h: float = 1e-4) -> tuple[float, np.ndarray]:
@@ -254,9 +261,9 @@ class SamplingPlan:
         None (a plan that cannot restrict a prior never splits)."""
         return None
 
-    def merge(self, comps: list, fits: list) -> list:
-        """The fits the assembly takes (one per family) from the components' fits: the same list where no
-        family was split."""
+    def merge(self, comps: list, fits: list, probabilities) -> list:
+        """The fits the assembly takes (one per family) from the components' fits and their probabilities (the
+        loop's): the same list where no family was split."""
         return fits
 
     def log(self, message: str) -> None:
@@ -448,6 +455,7 @@ class PerFamily(SamplingPlan):
                 ess_tail=tail,
                 divergences=divergences,
                 sampling_error=float(stats.attrs.get("sampling_error", math.nan)),
+                log_share=self.log_share(comp),
             )
         return out
 
@@ -488,7 +496,7 @@ class PerFamily(SamplingPlan):
                 self._start[c.key()] = _best_start(d, d.from_base(side[:: max(1, len(side) // 200)]))
         return new
 
-    def merge(self, comps, fits):
+    def merge(self, comps, fits, probabilities):
         """The family-level fits: a family split into strata becomes one fit whose draws are its strata's (on
         the family's scale) in proportion to their probabilities within the family (``round(P x draws)`` per
         chain, evenly spaced within each stratum's chain, at random positions), whose evidence is the sum of
@@ -500,8 +508,7 @@ class PerFamily(SamplingPlan):
         from ibo_pymc.engine.results import sum_with_error
 
         out = []
-        log_all = np.array([f.log_evidence + self.log_share(c) for c, f in zip(comps, fits)])
-        overall = dict(zip(map(id, fits), softmax(log_all)))  # each component's probability, as the loop has it
+        overall = dict(zip(map(id, fits), probabilities))
         for c, f in zip(comps, fits):  # the final numbering (a further split renumbers the earlier strata)
             f.component, f.label = c, self.label(c)
         for fam in self.families:
@@ -509,7 +516,7 @@ class PerFamily(SamplingPlan):
             if len(mine) == 1 and isinstance(mine[0][0], str):
                 out.append(mine[0][1])
                 continue
-            log_w = np.array([f.log_evidence + self.log_share(c) for c, f in mine])
+            log_w = np.array([f.log_evidence + f.log_share for _, f in mine])
             p = softmax(log_w)
             rng = np.random.default_rng(self._stratum_seed(self.seeds[self.families.index(fam)], 2, len(mine)))
             C, D, dim = mine[0][1].draws.shape
@@ -523,8 +530,6 @@ class PerFamily(SamplingPlan):
                 ]
                 X[ch] = np.concatenate(parts)[rng.permutation(D)]
             total, err = sum_with_error(log_w, np.array([f.rel_error for _, f in mine]))
-            for c, f in mine:
-                f.log_share = self.log_share(c)
             # the family's convergence is that of the strata the loop required (probability >= relevance)
             required = [f for _, f in mine if overall[id(f)] >= self.config.relevance] or [f for _, f in mine]
             out.append(
@@ -557,13 +562,8 @@ def _best_start(density, points: np.ndarray) -> np.ndarray:
         values = density.value(points)
     values = np.where(np.isfinite(values), values, -np.inf)
     x0 = points[int(np.argmax(values))]
-
-    def neg(x):
-        v, g = density.value_and_grad(x)
-        return -v, -g
-
     try:
-        r = optimize.minimize(neg, x0, jac=True, method="L-BFGS-B")
+        r = optimize.minimize(_negative(density), x0, jac=True, method="L-BFGS-B")
     except (ArithmeticError, ValueError):
         return x0
     return r.x if np.isfinite(r.fun) and r.fun <= -values.max() else x0

@@ -172,7 +172,7 @@ class IBOModelBase:
         (:meth:`~ibo_pymc.engine.fitting.SamplingPlan.merge`, :func:`ibo_pymc.engine.assembly.assemble`)."""
         from ibo_pymc.engine.assembly import assemble
 
-        return assemble(self, plan.merge(comps, fits), np.random.default_rng(plan.assembly_seed()))
+        return assemble(self, plan.merge(comps, fits, probabilities), np.random.default_rng(plan.assembly_seed()))
 
     def _need_fit(self):
         if self.idata is None:
