@@ -52,6 +52,13 @@ def test_result_role_refuses_what_a_file_does_not_hold():
     from sphinx.errors import ExtensionError
 
     assert result_value('reproduction/table1.csv;tau_pm;subject == "total";.2f').startswith("-")
+    # an aggregate over the rows the query keeps: the median of a column, here checked against pandas
+    import pandas as pd
+
+    times = pd.read_csv(REPO / "models/gridsearch/wu2018/2d/fit_time.csv")
+    assert result_value("gridsearch/wu2018/2d/fit_time.csv;median(seconds);;.3f") == f"{times.seconds.median():.3f}"
+    within = str(int((times.seconds <= 15).sum()))
+    assert result_value("gridsearch/wu2018/2d/fit_time.csv;count;seconds <= 15;d") == within
     with pytest.raises(ExtensionError, match="no column"):
         result_value("reproduction/table1.csv;no_such_column;subject == 'total'")
     with pytest.raises(ExtensionError, match="rows"):

@@ -4,8 +4,8 @@ reference read from the parsers, and the tutorials copied from ``notebooks/``.
 * ``{result}`FILE;COLUMN;QUERY;FORMAT``` (MyST) -- one number of a committed result file under ``models/``:
   the value of ``COLUMN`` in the one row of the CSV ``FILE`` where the pandas ``QUERY`` holds (``QUERY`` may
   be empty for a one-row file; ``sum(COLUMN)``, ``max(COLUMN)``, ``min(COLUMN)``, ``mean(COLUMN)``,
-  ``nunique(COLUMN)`` (distinct values) and ``count`` aggregate over the rows where it holds), formatted with the
-  Python format spec ``FORMAT`` (default ``g``).
+  ``median(COLUMN)``, ``nunique(COLUMN)`` (distinct values) and ``count`` aggregate over the rows where it
+  holds), formatted with the Python format spec ``FORMAT`` (default ``g``).
   A JSON file: ``FILE;KEY;FORMAT``, the key dotted. A missing file, column or row is a build error, so a page
   never shows a number its file no longer holds.
 * ``results-table`` -- a committed CSV as a table (options ``columns``, ``query``, ``format``).
@@ -52,7 +52,7 @@ def result_value(spec: str) -> str:
         return format(value, fmt)
     df = _frame(file)
     rows = df.query(query) if query else df
-    for agg in ("sum", "max", "min", "mean", "nunique"):
+    for agg in ("sum", "max", "min", "mean", "median", "nunique"):
         if column.startswith(f"{agg}(") and column.endswith(")"):
             return format(getattr(rows[column[len(agg) + 1 : -1]], agg)(), fmt)
     if column == "count":
