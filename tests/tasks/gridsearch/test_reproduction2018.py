@@ -2,10 +2,10 @@
 reproduction``: ``ibo-reproduce --task gridsearch --experiment 1d|2d``) against the authors' saved results
 (extracts in ``tests/reference/gridsearch2018``, see its README):
 
-- per fold, of participant 1 and five more per experiment: at the authors' parameters our likelihood gives their
-  held-out nLL, and our committed training optimum is at least as good as theirs (up to the clamps'
-  discontinuities, :data:`EDGE`); PMU on the grid only within the authors' sampling noise (their estimate draws
-  afresh at every evaluation);
+- per fold, of participant 1 and eight more per experiment (three of them added after the reproduction was
+  made): at the authors' parameters our likelihood gives their held-out nLL, and our committed training optimum
+  is at least as good as theirs (up to the clamps' discontinuities, :data:`EDGE`); PMU on the grid only within
+  the authors' sampling noise (their estimate draws afresh at every evaluation);
 - per model: the mean pseudo-R2 over participants equals theirs (``modelFit.csv``) to 2 decimals, except where
   their search missed optima that ours finds (:data:`SEARCH_MISSED`): there ours is higher.
 """
