@@ -54,6 +54,8 @@ def result_value(spec: str) -> str:
     rows = df.query(query) if query else df
     for agg in ("sum", "max", "min", "mean", "median", "nunique"):
         if column.startswith(f"{agg}(") and column.endswith(")"):
+            if rows.empty and agg in ("max", "min", "mean", "median"):  # would print nan
+                raise ExtensionError(f"result {spec!r}: no row of models/{file} matches")
             return format(getattr(rows[column[len(agg) + 1 : -1]], agg)(), fmt)
     if column == "count":
         return format(len(rows), fmt)
