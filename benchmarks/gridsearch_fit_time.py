@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _grid_data import PARTS, study_part  # beside this script
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 15.0
@@ -27,7 +28,7 @@ TARGET_S = 15.0
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"), help="the folder of study folders")
-    ap.add_argument("--experiment", default="2d", choices=["1d", "2d", "spatial", "conceptual"])
+    ap.add_argument("--experiment", default="2d", choices=PARTS)
     ap.add_argument("--sample", type=int, default=10, help="participants drawn (default 10)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
     ap.add_argument("--participants", default=None, help="participants by number, comma-separated (no draw)")
@@ -37,15 +38,9 @@ def main() -> int:
 
     import pandas as pd
 
-    import ibo_pymc.tasks.gridsearch as G
     from ibo_pymc.tasks.gridsearch.model import convergence
 
-    task = G.GridSearchTask()
-    data = Path(args.data)
-    if args.experiment in ("1d", "2d"):
-        ds, _ = task.where(task.load(data / "gridsearch2018", progress=False), experiment=args.experiment)
-    else:
-        ds, _ = task.where(task.load(data / "cognitivemaps", progress=False), context=args.experiment)
+    task, ds = study_part(args.data, args.experiment)
     ids = sorted(int(s) for s in task.subjects(ds))
     if args.participants:
         chosen = [int(s) for s in args.participants.split(",")]

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _grid_data import PARTS, study_part  # beside this script
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -30,21 +31,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fits", type=Path, required=True, help="a folder of the grid task's saved fits (*.nc)")
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"), help="the folder of study folders")
-    ap.add_argument("--experiment", default="2d", choices=["1d", "2d", "spatial", "conceptual"])
+    ap.add_argument("--experiment", default="2d", choices=PARTS)
     ap.add_argument("--screens", default="8,10,12,15", help="screens to tabulate (nats, comma-separated)")
     ap.add_argument("--csv", default=None, help="write the rows here")
     args = ap.parse_args()
 
-    import ibo_pymc.tasks.gridsearch as G
     from ibo_pymc.engine.fitting import PerFamily
     from ibo_pymc.tasks.gridsearch.model import GridSearchModel
 
-    task = G.GridSearchTask()
-    data = Path(args.data)
-    if args.experiment in ("1d", "2d"):
-        ds, _ = task.where(task.load(data / "gridsearch2018", progress=False), experiment=args.experiment)
-    else:
-        ds, _ = task.where(task.load(data / "cognitivemaps", progress=False), context=args.experiment)
+    task, ds = study_part(args.data, args.experiment)
     paths = sorted(args.fits.glob(f"*-{args.experiment}-*.nc"))
     if not paths:
         ap.error(f"--fits: no saved fit of {args.experiment} in {args.fits}")
