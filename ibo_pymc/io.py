@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ibo_pymc import stop
+
 
 @contextlib.contextmanager
 def atomic_path(dest: str | os.PathLike) -> Iterator[Path]:
@@ -24,7 +26,8 @@ def atomic_path(dest: str | os.PathLike) -> Iterator[Path]:
 
     The temporary file keeps the destination's suffix, so writers that infer the
     format from the extension (matplotlib, xarray) still work. On any exception,
-    including KeyboardInterrupt, the temporary file is removed.
+    including KeyboardInterrupt, the temporary file is removed; so it is when the user asked to stop
+    (:mod:`ibo_pymc.stop`) and the request was lost on the way, which is raised here instead of the rename.
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -33,6 +36,8 @@ def atomic_path(dest: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        # a stop the user asked for that a library swallowed on the way takes effect here, before the commit
+        stop.raise_if_requested()
         # mkstemp creates the file private (0600): give it the usual permissions
         os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, dest)

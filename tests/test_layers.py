@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ibo_pymc"
 
 #: bottom to top; a module may import only modules of its own layer or below
 LAYERS = [
-    {"errors", "cache", "io", "execution"},
+    {"errors", "stop", "cache", "io", "execution"},
     {"data"},
     {"engine"},
     {"population"},

@@ -5,8 +5,10 @@ file/line/field and what was expected, no traceback); 1 internal error;
 3 a fit missed its convergence targets under ``--strict``; 130 interrupted
 (Ctrl-C), 143 terminated (SIGTERM). An interrupted or terminated run unwinds
 normally, so no output file is left half-written: every file is written to a
-temporary name and renamed when complete (:mod:`ibo_pymc.io`). Set
-``IBO_DEBUG=1`` to see tracebacks of internal errors.
+temporary name and renamed when complete (:mod:`ibo_pymc.io`). A stop is
+also recorded (:mod:`ibo_pymc.stop`), so that one whose exception a library
+swallowed still ends the run, at the latest before its next file is committed.
+Set ``IBO_DEBUG=1`` to see tracebacks of internal errors.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from ibo_pymc import stop
 from ibo_pymc.errors import InputError
 
 
@@ -342,7 +345,13 @@ class Terminated(KeyboardInterrupt):
 
 
 def _on_sigterm(signum, frame):
+    stop.request(Terminated)  # remembered in case the exception is lost (ibo_pymc.stop)
     raise Terminated()
+
+
+def _on_sigint(signum, frame):
+    stop.request(KeyboardInterrupt)
+    raise KeyboardInterrupt()
 
 
 def run(main: Callable[[Sequence[str] | None], int | None], argv: Sequence[str] | None, prog: str) -> int:
@@ -377,32 +386,45 @@ def _end_program(code: int) -> None:
     os._exit(code)
 
 
+def _stopped(prog: str, how: type[BaseException]) -> int:
+    """The end of a run the user stopped: one line, exit status 143 (SIGTERM) or 130 (Ctrl-C)."""
+    if issubclass(how, Terminated):
+        print(f"{prog}: terminated; no output was left half-written", file=sys.stderr)
+        return 143
+    print(f"{prog}: interrupted; no output was left half-written", file=sys.stderr)
+    return 130
+
+
 def _run(main: Callable[[Sequence[str] | None], int | None], argv: Sequence[str] | None, prog: str) -> int:
     """:func:`run`'s body: the command's errors as exit codes."""
     import signal
 
-    previous = None
+    previous = {}
+    stop.clear()
     if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _on_sigterm)}
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where SIGINT is ignored
+            previous[signal.SIGINT] = signal.signal(signal.SIGINT, _on_sigint)
     try:
-        return int(main(argv) or 0)
+        code = int(main(argv) or 0)
+        stop.raise_if_requested()  # a stop that a library swallowed and nothing committed since
+        return code
     except InputError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
-    except Terminated:
-        print(f"{prog}: terminated; no output was left half-written", file=sys.stderr)
-        return 143
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted; no output was left half-written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        return _stopped(prog, type(exc))
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # internal error
+    except Exception as exc:  # internal error, or a stop a library turned into an error of its own
+        if stop.requested() is not None:
+            return _stopped(prog, stop.requested())
         if os.environ.get("IBO_DEBUG"):
             traceback.print_exc()
         first = str(exc).splitlines()[0] if str(exc) else ""
         print(f"{prog}: internal error: {type(exc).__name__}: {first} (set IBO_DEBUG=1 for details)", file=sys.stderr)
         return 1
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        stop.clear()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
