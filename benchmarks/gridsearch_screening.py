@@ -39,10 +39,10 @@ def main() -> int:
     from ibo_pymc.engine.fitting import PerFamily
     from ibo_pymc.tasks.gridsearch.model import GridSearchModel
 
-    task, ds = study_part(args.data, args.experiment)
     paths = sorted(args.fits.glob(f"*-{args.experiment}-*.nc"))
     if not paths:
         ap.error(f"--fits: no saved fit of {args.experiment} in {args.fits}")
+    task, ds = study_part(args.data, args.experiment)  # after the check: loading the study takes seconds
     rows = []
     for path in paths:
         saved = GridSearchModel.load(path)

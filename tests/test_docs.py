@@ -43,12 +43,19 @@ def test_docs_build_without_warnings(tmp_path):
     assert (tmp_path / "html" / "reference" / "generated" / "ibo_pymc.engine.model.html").is_file()
 
 
-def test_result_role_refuses_what_a_file_does_not_hold():
+def _result_value():
+    """The docs extension's ``result`` role as a function (the extension lives beside the docs, not in the
+    package)."""
     sys.path.insert(0, str(REPO / "docs" / "_ext"))
     try:
         from ibo_docs import result_value
     finally:
         sys.path.pop(0)
+    return result_value
+
+
+def test_result_role_refuses_what_a_file_does_not_hold():
+    result_value = _result_value()
     from sphinx.errors import ExtensionError
 
     assert result_value('reproduction/table1.csv;tau_pm;subject == "total";.2f').startswith("-")
@@ -67,11 +74,7 @@ def test_result_role_aggregates_the_rows_a_query_keeps():
     mean of the two middle values, not the lower one)."""
     import pandas as pd
 
-    sys.path.insert(0, str(REPO / "docs" / "_ext"))
-    try:
-        from ibo_docs import result_value
-    finally:
-        sys.path.pop(0)
+    result_value = _result_value()
     times = pd.read_csv(REPO / "models/gridsearch/wu2018/2d/fit_time.csv")
     fast = times[times.seconds <= 15]
     assert len(times) % 2 == 0
