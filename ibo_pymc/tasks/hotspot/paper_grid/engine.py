@@ -146,7 +146,9 @@ class _Half:
             rows, row_of_cell = np.unique(inv, axis=0, return_inverse=True)
         self.row_of_cell = row_of_cell.ravel()
         self.rows_t = np.ascontiguousarray(rows.T, dtype=np.int64)  # (round, row): see _row_loglik
-        self.cell_curves = (vals[..., i] * (1.0 - f) + vals[..., i + 1] * f).reshape(-1, self.n)
+        # a cell's curve at these rounds is interpolated when asked for (responsibilities: one cell per EM pass),
+        # not for every cell up front (half the time of this constructor)
+        self._vals, self._knot, self._frac = vals, i, f
 
     def loglik(self, gamma: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """Log-likelihood (C, G) of every cell and gamma with per-round weights."""
@@ -156,11 +158,16 @@ class _Half:
         w = np.clip(weights[self.round_of], 0.0, 1.0)
         return _row_loglik(self.rows_t, self.s_plus, self.s_minus, w, np.asarray(gamma, float))[self.row_of_cell]
 
+    def cell_curve(self, cell: int) -> np.ndarray:
+        """theta* of one cell (a flat index into (F, P, K)) at each round, interpolated between the table's knots."""
+        v = self._vals[np.unravel_index(cell, self.shape)]
+        return v[self._knot] * (1.0 - self._frac) + v[self._knot + 1] * self._frac
+
     def responsibilities(self, cell: int, gamma: float) -> np.ndarray:
         """Responsibility of the +theta* component for each round under one cell."""
         if self.n == 0:
             return np.zeros(0)
-        ts = self.cell_curves[cell]
+        ts = self.cell_curve(cell)
         lp = logpdf(self.theta2, ts, gamma, 1.0)
         lm = logpdf(self.theta2, ts, gamma, 0.0)
         return 1.0 / (1.0 + np.exp(lm - lp))
