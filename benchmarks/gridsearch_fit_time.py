@@ -2,19 +2,22 @@
 a fit, all families, in <= 15 s).
 
     python benchmarks/gridsearch_fit_time.py [--data DIR] [--experiment 2d] [--sample 10] [--seed 0]
-                                             [--participants 4,17] [--surrogate GP] [--csv FILE]
+                                             [--participants 4,17] [--surrogate GP] [--tune N] [--screen NATS]
+                                             [--csv FILE]
 
 Participants: ``--participants`` as named, else ``--sample`` of the experiment's participants drawn with
 ``--seed`` (the 2018 study's ``1d`` or ``2d``; ``spatial`` or ``conceptual``: the 2020 study's contexts). Each is
-fitted with the defaults (``task.fit``: every default family, NUTS where Laplace screening keeps it, bridge
-sampling, thinned reruns until the targets hold) after one small warm-up fit (Numba's caches). Printed per fit:
-the wall time, how many families NUTS sampled, the largest thinning, whether it converged; then the median, the
-largest and how many fits took at most the target. The machine should be otherwise idle.
+fitted with the defaults, or with ``--tune`` and ``--screen`` in their place (``task.fit``: every default family,
+NUTS where Laplace screening keeps it, bridge sampling, thinned reruns until the targets hold) after one small
+warm-up fit (Numba's caches). Printed per fit: the wall time, how many families NUTS sampled, the largest
+thinning, whether it converged; then the median, the largest and how many fits took at most the target. The
+machine should be otherwise idle.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -33,8 +36,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
     ap.add_argument("--participants", default=None, help="participants by number, comma-separated (no draw)")
     ap.add_argument("--surrogate", default="GP", choices=["GP", "BMT"])
+    ap.add_argument("--tune", type=int, default=None, help="tuning steps per chain (default: the task's)")
+    ap.add_argument("--screen", type=float, default=None, help="Laplace screening in nats (default: the engine's)")
     ap.add_argument("--csv", default=None, help="write the rows here")
     args = ap.parse_args()
+    settings = {k: v for k, v in (("tune", args.tune), ("screen", args.screen)) if v is not None}
 
     import pandas as pd
 
@@ -52,11 +58,14 @@ def main() -> int:
     for sid in chosen:
         gr = task.observations(ds, int(sid), context=args.experiment)
         t = time.perf_counter()
-        idata = task.fit(gr, surrogate=args.surrogate)
+        idata = task.fit(gr, surrogate=args.surrogate, **settings)
         wall = time.perf_counter() - t
         ev = idata.component_evidence
+        cfg = json.loads(idata.posterior.attrs["config"])
         row = {
             "participant": int(sid),
+            "tune": cfg.get("tune"),
+            "screen": cfg.get("screen"),
             "seconds": round(wall, 2),
             "sampled": int((ev["method"].values == "bridge").sum()),
             "max_thin": int(ev["thin"].values.max()),
