@@ -79,17 +79,19 @@ def _trace(results, coords: dict):
                     data[name] = np.full((len(batches), length, *shape), fill, dtype=dtype)
                     dims[name] = ["chain", "draw", *(d for d in meta.get(b"dims", b"").decode().split(",") if d)]
                 col = column(batch, name)
-                if col.null_count:  # an interrupted chain: left as padding
-                    continue
-                values = (col.flatten() if shape else col).to_numpy(zero_copy_only=False)
-                values = values.reshape((batch.num_rows, *shape))[t:]
-                data[name][c, : len(values)] = values
-        groups[group] = xr.Dataset(
-            {n: (dims[n], v) for n, v in data.items()},
-            coords={
-                "chain": np.arange(len(batches)),
-                "draw": np.arange(length),
-                **{k: pd.Index(v) for k, v in coords.items() if any(k in d for d in dims.values())},
-            },
-        )
+                kept = None
+                if col.null_count:  # rows nutpie left empty (an interrupted chain) stay padding
+                    kept = ~col.is_null().to_numpy(zero_copy_only=False)
+                    col = col.drop_null()
+                values = (col.flatten() if shape else col).to_numpy(zero_copy_only=False).reshape((-1, *shape))
+                if kept is None:
+                    data[name][c, : batch.num_rows - t] = values[t:]
+                else:  # the rows kept after warm-up, in order, are the values after those kept in warm-up
+                    data[name][c, np.flatnonzero(kept[t:])] = values[int(kept[:t].sum()) :]
+        used = {d for ds in dims.values() for d in ds}
+        index = {"chain": np.arange(len(batches)), "draw": np.arange(length)}
+        index.update({k: pd.Index(v) for k, v in coords.items() if k in used})
+        for n, v in data.items():  # a dimension nutpie named itself (no coordinates given): 0, 1, ..., as ArviZ
+            index.update({d: np.arange(size) for d, size in zip(dims[n], v.shape) if d not in index})
+        groups[group] = xr.Dataset({n: (dims[n], v) for n, v in data.items()}, coords=index)
     return az.InferenceData(**groups)

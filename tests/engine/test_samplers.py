@@ -30,6 +30,8 @@ def _same_as_nutpie(compiled):
             a, b = theirs[g][v], ours[g][v]
             assert a.dims == b.dims and a.dtype == b.dtype, (g, v)
             np.testing.assert_array_equal(a.values, b.values, err_msg=f"{g}.{v}")
+        used = {d for v in ours[g].data_vars for d in ours[g][v].dims}
+        assert set(ours[g].coords) == {c for c in theirs[g].coords if c in used}, g
         for c in ours[g].coords:
             np.testing.assert_array_equal(theirs[g][c].values, ours[g][c].values, err_msg=f"{g} coordinate {c}")
     return ours
@@ -60,6 +62,72 @@ def test_a_compiled_density_with_vector_blocks(hotspot):
     ours = _same_as_nutpie(compile_model(m.sd, "stacked"))
     assert ours.posterior["gamma"].dims == ("chain", "draw", "component")
     assert list(ours.posterior["component"].values) == ["PI", "EI", "UCB"]
+
+
+def test_a_vector_without_coordinates_gets_arviz_default_ones(hotspot):
+    """A vector block whose dimension nutpie names itself (no dims given): coordinates 0, 1, ... as nutpie's own
+    conversion (ArviZ) gives them."""
+    import dataclasses
+
+    from ibo_pymc.tasks.hotspot.model.compiled import compile_model
+    from ibo_pymc.tasks.hotspot.model.fit import IBOModel
+
+    cm = compile_model(IBOModel(hotspot.observations(28)).sd, "stacked")
+    ours = _same_as_nutpie(dataclasses.replace(cm, dims={}, _coords={}))
+    assert ours.posterior["gamma"].dims == ("chain", "draw", "gamma_dim_0")
+    assert list(ours.posterior["gamma_dim_0"].values) == [0, 1, 2]
+
+
+class _Column:
+    """A column as nutpie's batches give it: an Arrow array (C data interface) with its field's metadata."""
+
+    def __init__(self, array, metadata=None):
+        self.array, self.field = array, type("Field", (), {"metadata": metadata or {}})()
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return self.array.__arrow_c_array__(requested_schema)
+
+
+class _Batch:
+    def __init__(self, columns: dict):
+        self.columns = columns
+        self.column_names = list(columns)
+        self.num_rows = len(next(iter(columns.values())).array)
+
+    def column(self, name):
+        return self.columns[name]
+
+
+def test_rows_nutpie_left_empty_stay_padding():
+    """A chain cut short: nutpie leaves rows empty (null); they stay NaN (draws) or 0 (integer statistics), the
+    rows around them keep their values, and warm-up rows are dropped whether empty or not."""
+    import pyarrow as pa
+
+    from ibo_pymc.engine.samplers import _trace
+
+    vec = {b"shape": b"2", b"dims": b"k"}
+    draws = [
+        _Batch({"a": _Column(pa.array([0.0, 1.0, 2.0, 3.0])), "b": _Column(pa.array([[0.0, 0.5]] * 4), vec)}),
+        _Batch(
+            {
+                "a": _Column(pa.array([9.0, None, 5.0, None])),
+                "b": _Column(pa.array([[9.0, 9.5], [1.0, 1.5], None, [3.0, 3.5]]), vec),
+            }
+        ),
+    ]
+    stats = [
+        _Batch({"tuning": _Column(pa.array([True, False, False, False])), "n_steps": _Column(pa.array([7, 3, 5, 1]))}),
+        _Batch(
+            {"tuning": _Column(pa.array([True, False, False, False])), "n_steps": _Column(pa.array([7, None, 4, 2]))}
+        ),
+    ]
+    results = type("Raw", (), {"get_arrow_trace": lambda self: (draws, stats)})()
+    tr = _trace(results, {"k": ["x", "y"]})
+    np.testing.assert_array_equal(tr.posterior["a"].values, [[1.0, 2.0, 3.0], [np.nan, 5.0, np.nan]])
+    np.testing.assert_array_equal(tr.posterior["b"].values[1], [[1.0, 1.5], [np.nan, np.nan], [3.0, 3.5]])
+    assert list(tr.posterior["k"].values) == ["x", "y"]
+    np.testing.assert_array_equal(tr.sample_stats["n_steps"].values, [[3, 5, 1], [0, 4, 2]])
+    assert tr.sample_stats["n_steps"].dtype == np.int64
 
 
 def test_an_interrupted_run_is_raised_not_returned(hotspot):
