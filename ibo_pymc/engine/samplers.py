@@ -72,13 +72,12 @@ def _trace(results, coords: dict):
                 shape = tuple(int(n) for n in meta.get(b"shape", b"").decode().split(",") if n)
                 if group == "sample_stats" and (shape or name in ("tuning", "chain", "draw")):
                     continue  # per-draw vectors (gradients, mass matrices), the warm-up flag and the indices: not kept
+                col = column(batch, name)
                 if name not in data:
-                    kind = column(batch, name).type
-                    dtype = np.dtype((kind.value_type if shape else kind).to_pandas_dtype())
+                    dtype = np.dtype((col.type.value_type if shape else col.type).to_pandas_dtype())
                     fill = np.nan if dtype.kind == "f" else 0
                     data[name] = np.full((len(batches), length, *shape), fill, dtype=dtype)
                     dims[name] = ["chain", "draw", *(d for d in meta.get(b"dims", b"").decode().split(",") if d)]
-                col = column(batch, name)
                 kept = None
                 if col.null_count:  # rows nutpie left empty (an interrupted chain) stay padding
                     kept = ~col.is_null().to_numpy(zero_copy_only=False)
@@ -88,10 +87,9 @@ def _trace(results, coords: dict):
                     data[name][c, : batch.num_rows - t] = values[t:]
                 else:  # the rows kept after warm-up, in order, are the values after those kept in warm-up
                     data[name][c, np.flatnonzero(kept[t:])] = values[int(kept[:t].sum()) :]
-        used = {d for ds in dims.values() for d in ds}
         index = {"chain": np.arange(len(batches)), "draw": np.arange(length)}
-        index.update({k: pd.Index(v) for k, v in coords.items() if k in used})
-        for n, v in data.items():  # a dimension nutpie named itself (no coordinates given): 0, 1, ..., as ArviZ
-            index.update({d: np.arange(size) for d, size in zip(dims[n], v.shape) if d not in index})
+        for n, v in data.items():  # the model's coordinates; a dimension nutpie named itself: 0, 1, ..., as ArviZ
+            for d, size in zip(dims[n], v.shape):
+                index.setdefault(d, pd.Index(coords[d]) if d in coords else np.arange(size))
         groups[group] = xr.Dataset({n: (dims[n], v) for n, v in data.items()}, coords=index)
     return az.InferenceData(**groups)
