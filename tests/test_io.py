@@ -67,3 +67,58 @@ def test_values_that_do_not_pack_are_kept_as_they_are(tmp_path):
     back = az.from_netcdf(str(write_fit(_idata(ll), tmp_path / "fit.nc")))
     np.testing.assert_array_equal(back.log_likelihood["y"].values, ll)
     assert [p.name for p in tmp_path.iterdir()] == ["fit.nc"]
+
+
+def test_the_file_reads_back_as_xarray_writes_it(tmp_path):
+    """write_fit writes through h5netcdf's API itself (xarray encodes): every dtype a fit holds (floats packed and
+    not, integers, booleans, NumPy's fixed-width, variable-width and object strings, a coordinate that is not a
+    dimension, attrs at the root and on groups and variables) reads back as from xarray's own writer."""
+    from tests.fit_files import assert_writes_as_xarray
+
+    rng = np.random.default_rng(4)
+    idata = _idata(-rng.gamma(2.0, size=(2, 40, 6)))
+    names = np.array(["UCB", "greedy"], dtype=np.dtypes.StringDType())
+    sample_stats = xr.Dataset(
+        {
+            "diverging": (("chain", "draw"), rng.random((2, 40)) < 0.1),
+            "depth": (("chain", "draw"), rng.integers(1, 6, size=(2, 40)).astype(np.uint64)),
+            "component": (("chain", "draw"), names[rng.integers(0, 2, size=(2, 40))]),
+        },
+        coords={"chain": np.arange(2), "draw": np.arange(40)},
+        attrs={"sampler": "nutpie", "tune": 300},
+    )
+    idata.add_groups(
+        sample_stats=sample_stats,
+        component_evidence=xr.Dataset(
+            {
+                "log_evidence": ("family", [-10.5, np.nan]),
+                "label": ("family", np.array(["UCB", "greedy"], dtype=object)),
+                "converged": ("family", [True, False]),
+            },
+            coords={"family": ["UCB", "greedy"], "kind": ("family", ["upper", "plain"])},
+        ),
+        warn_on_custom_groups=False,
+    )
+    idata.posterior["a"].attrs["units"] = "nats"
+    idata.attrs["task"] = "bandit"
+    assert {"sample_stats", "component_evidence"} <= set(idata.groups())
+    assert_writes_as_xarray(idata, tmp_path)
+
+
+def test_an_attribute_netcdf_cannot_hold_is_refused_and_nothing_is_written(tmp_path):
+    idata = _idata(-np.random.default_rng(5).gamma(2.0, size=(2, 10, 3)))
+    idata.posterior.attrs["converged"] = True
+    with pytest.raises(TypeError, match="attribute 'converged' of group 'posterior': expected text or numbers"):
+        write_fit(idata, tmp_path / "fit.nc")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fit_read_back_cut_to_fewer_draws_is_written_again(tmp_path):
+    """A chunk shape read from a file belongs to the shape it was read with: a subset is written without it."""
+    idata = _idata(-np.random.default_rng(6).gamma(2.0, size=(2, 300, 40)))
+    back = az.from_netcdf(str(write_fit(idata, tmp_path / "a.nc", full=True)))
+    back.log_likelihood["y"].encoding.update(zlib=True, chunksizes=(1, 300, 40))
+    back.posterior["a"].encoding.update(zlib=True, chunksizes=(2, 300))
+    cut = back.isel(draw=slice(0, 5))
+    again = az.from_netcdf(str(write_fit(cut, tmp_path / "b.nc", full=True)))
+    np.testing.assert_array_equal(again.posterior["a"].values, idata.posterior["a"].values[:, :5])

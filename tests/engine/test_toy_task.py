@@ -11,6 +11,7 @@ import pytest
 import xarray as xr
 
 import ibo_pymc as ibo
+from tests.fit_files import assert_writes_as_xarray
 
 ARMS, ROUNDS, TRIALS = 10, 6, 15
 
@@ -136,6 +137,7 @@ def test_loo_bms_plot_and_the_saved_fit(cohort, tmp_path):
     fig.savefig(tmp_path / "fit.png")
     assert (tmp_path / "fit.png").stat().st_size > 1000
     path = models[3].save(tmp_path / "fit.nc")
+    assert_writes_as_xarray(models[3].idata, tmp_path)  # the writer against xarray's own (tests/fit_files.py)
     back = BanditModel.load(path, config=models[3].config)
     assert back.family_probabilities().equals(models[3].family_probabilities())
     assert ibo.read_fit(path).posterior.attrs["task"] == "bandit"

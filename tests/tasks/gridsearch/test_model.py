@@ -414,3 +414,12 @@ def test_cli_sample_terminated_while_sampling_keeps_previous_output(tmp_path, co
     assert "terminated" in err and "internal error" not in err
     assert out.read_bytes() == b"previous result"
     assert [p.name for p in tmp_path.iterdir()] == ["p4.nc"]
+
+
+def test_saved_fit_reads_back_as_xarray_writes_it(fitted, tmp_path):
+    """The fit writer (h5netcdf's API, xarray's encoding) against xarray's own writer on a grid-task fit (its
+    sampled component is a NumPy variable-width string)."""
+    from tests.fit_files import assert_writes_as_xarray
+
+    assert fitted.sample_stats["sampled_component"].dtype.kind == "T"
+    assert_writes_as_xarray(fitted, tmp_path)

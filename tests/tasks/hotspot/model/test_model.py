@@ -421,3 +421,11 @@ def test_cli_bad_arguments(raw_folder, args, needle):
     assert r.returncode == 2
     assert needle in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_saved_fit_reads_back_as_xarray_writes_it(small_fit, tmp_path):
+    """The fit writer (h5netcdf's API, xarray's encoding) against xarray's own writer on a hotspot fit."""
+    from tests.fit_files import assert_writes_as_xarray
+
+    small_fit.posterior_predictive()  # a full file holds it too
+    assert_writes_as_xarray(small_fit.idata, tmp_path)
