@@ -68,6 +68,10 @@ class PaperGridConfig:
         return np.linspace(self.gamma_min, self.gamma_max, self.n_gamma)
 
 
+#: gammas a pass of :func:`_row_loglik` multiplies together: one 64-byte cache line of a value's brackets
+_GAMMA_BLOCK = 8
+
+
 @numba.njit(cache=True, error_model="numpy")
 def _row_loglik(rows_t, s_plus, s_minus, w, gamma):
     """Summed log mixture density of every distinct curve row and gamma: (R, G).
@@ -78,33 +82,52 @@ def _row_loglik(rows_t, s_plus, s_minus, w, gamma):
     sinh(g) / (4 pi) * (w / (sh2 + s+) + (1 - w) / (sh2 + s-)) with
     sh2 = sinh^2(g / 2) (cosh g - cos d = 2 (sh2 + sin^2(d / 2))). The factor in
     brackets lies in [1 / (1 + sh2), 1 / sh2], so products of up to 64 rounds
-    stay finite and one logarithm serves a block of rounds: the coverage study's
-    n_obs = 1000 fits spend most of their time here. The rows are the inner loop (rounds stored round-major),
-    so the compiler vectorises it; each row's products still run over its rounds in order, so the result is
-    the same to the bit as a loop over rows.
+    stay finite and one logarithm serves a block of rounds (its length depends on gamma): the coverage study's
+    n_obs = 1000 fits and every hotspot fit's starting grid spend most of their time here.
+
+    The loop is memory-bound: it gathers one bracket per round and row. It takes :data:`_GAMMA_BLOCK` gammas at a
+    time, so that each pass over the (N, R) indexes serves that many gammas and each gather reads their brackets
+    from one cache line (``x``: value-major), and the gammas are the inner loop, which the compiler vectorises.
+    Each (row, gamma) product still runs over its rounds in order with the same blocks, so the result is the same
+    to the bit as a loop over one gamma and one row at a time.
     """
     N, R = rows_t.shape
     G = gamma.shape[0]
     V = s_plus.shape[0]
+    B = _GAMMA_BLOCK
     out = np.empty((R, G))
-    x = np.empty(V)
-    prod = np.empty(R)
-    acc = np.empty(R)
-    for g in range(G):
-        sh2, const, block = scale_terms(gamma[g], N)
-        for v in range(V):
-            x[v] = bracket(sh2, s_plus[v], s_minus[v], w[v])
+    x = np.empty((V, B))
+    prod = np.empty((R, B))
+    acc = np.empty((R, B))
+    const = np.empty(B)
+    block = np.empty(B, np.int64)
+    for g0 in range(0, G, B):
+        nb = min(B, G - g0)
+        for j in range(B):
+            if j < nb:
+                sh2, c, b = scale_terms(gamma[g0 + j], N)
+                const[j], block[j] = c, b
+                for v in range(V):
+                    x[v, j] = bracket(sh2, s_plus[v], s_minus[v], w[v])
+            else:  # a last, partial block: the unused columns multiply ones (no overflow, no subnormals)
+                for v in range(V):
+                    x[v, j] = 1.0
+        prod[:] = 1.0
         acc[:] = 0.0
-        for b0 in range(0, N, block):
-            prod[:] = 1.0
-            for i in range(b0, min(b0 + block, N)):
-                row = rows_t[i]
-                for r in range(R):
-                    prod[r] *= x[row[r]]
+        for i in range(N):
+            row = rows_t[i]
             for r in range(R):
-                acc[r] += math.log(prod[r])
+                xv = x[row[r]]
+                for j in range(B):  # all B: a fixed trip count vectorises; columns past nb are ignored
+                    prod[r, j] *= xv[j]
+            for j in range(nb):
+                if (i + 1) % block[j] == 0 or i == N - 1:  # the end of gamma j's block of rounds
+                    for r in range(R):
+                        acc[r, j] += math.log(prod[r, j])
+                        prod[r, j] = 1.0
         for r in range(R):
-            out[r, g] = acc[r] + const
+            for j in range(nb):
+                out[r, g0 + j] = acc[r, j] + const[j]
     return out
 
 
@@ -145,7 +168,8 @@ class _Half:
         if not np.array_equal(rows[row_of_cell.ravel()], inv):  # hash collision: exact fallback
             rows, row_of_cell = np.unique(inv, axis=0, return_inverse=True)
         self.row_of_cell = row_of_cell.ravel()
-        self.rows_t = np.ascontiguousarray(rows.T, dtype=np.int64)  # (round, row): see _row_loglik
+        # (round, row), 32-bit: the kernel streams these indexes (:func:`_row_loglik`)
+        self.rows_t = np.ascontiguousarray(rows.T, dtype=np.int32)
         # a cell's curve at these rounds is interpolated when asked for (responsibilities: one cell per EM pass),
         # not for every cell up front (half the time of this constructor)
         self._vals, self._knot, self._frac = vals, i, f
