@@ -172,14 +172,25 @@ def _write_groups(path: Path, groups: dict, encodings: dict, attrs: dict) -> Non
     """Write each dataset of ``groups`` as a NetCDF-4 group of a new file ``path``, ``attrs`` at its root.
 
     ``encodings[group][variable]`` replaces that variable's on-disk encoding (an empty dict: none, the values
-    as in memory); every other variable keeps its own. Each dataset is encoded by xarray
-    (``encode_dataset_coordinates``, ``cf_encoder``: packing, fill values, booleans, the ``coordinates``
-    attribute), so the file reads back through xarray and ArviZ exactly as one written by
-    ``DataTree.to_netcdf``; only the writing itself goes through h5netcdf's API.
+    as in memory); every other variable keeps its own. Each dataset is encoded as xarray's h5netcdf store encodes
+    it (``encode_dataset_coordinates``, ``cf_encoder``: packing, fill values, booleans, times, the ``coordinates``
+    attribute; then object arrays given a dtype and text as NetCDF-4 strings), so the file reads back through
+    xarray and ArviZ exactly as one written by ``DataTree.to_netcdf``; only the writing itself goes through
+    h5netcdf's API.
     """
     import h5netcdf
     import h5py
+    from xarray.coding.strings import CharacterArrayCoder, EncodedStringCoder
     from xarray.conventions import cf_encoder, encode_dataset_coordinates
+
+    try:  # where xarray keeps it has moved between releases
+        from xarray.backends.common import ensure_dtype_not_object
+    except ImportError:  # pragma: no cover - older xarray
+        from xarray.conventions import ensure_dtype_not_object
+
+    def encoded(name, v):  # the h5netcdf store's own steps after the CF encoder
+        v = ensure_dtype_not_object(v, name=name)
+        return CharacterArrayCoder().encode(EncodedStringCoder(allows_unicode=True).encode(v, name=name), name=name)
 
     with h5netcdf.File(path, "w") as f:
         f.attrs.update(_checked_attrs(attrs, "the file"))
@@ -189,15 +200,22 @@ def _write_groups(path: Path, groups: dict, encodings: dict, attrs: dict) -> Non
                 variables[k] = variables[k].copy(deep=False)
                 variables[k].encoding = dict(enc)
             variables, group_attrs = cf_encoder(variables, group_attrs)
+            variables = {k: encoded(k, v) for k, v in variables.items()}
+            sizes = {}
+            for k, v in variables.items():
+                for n in (k, *v.dims):  # h5netcdf would read a slash as a path: a subgroup, not a name
+                    if "/" in str(n):
+                        raise ValueError(f"group {name!r}: a name may not hold '/', got {n!r}")
+                sizes.update(zip(v.dims, v.shape))  # with the dimensions text took on (characters of bytes)
             group = f.create_group(name)
-            group.dimensions = dict(ds.sizes)
+            group.dimensions = sizes
             for k, v in variables.items():
                 data, encoding, var_attrs = v.values, v.encoding, dict(v.attrs)
                 fill = var_attrs.pop("_FillValue", None)
                 if data.dtype.kind in "UTO" and all(isinstance(x, str) for x in data.astype(object).flat):
                     # text (NumPy's fixed-width, variable-width or object strings): a variable-length string
                     dtype, data = h5py.string_dtype(), data.astype(object)
-                elif data.dtype.kind in "iufc":
+                elif data.dtype.kind in "iufcS":
                     dtype = data.dtype
                 else:
                     raise ValueError(f"cannot write variable {k!r} of group {name!r}: dtype {data.dtype}")
@@ -205,7 +223,9 @@ def _write_groups(path: Path, groups: dict, encodings: dict, attrs: dict) -> Non
                 if data.ndim:
                     if encoding.get("zlib") or encoding.get("compression") == "gzip":
                         options["compression"] = "gzip"
-                        options["compression_opts"] = encoding.get("complevel", encoding.get("compression_opts"))
+                        level = encoding.get("complevel") or encoding.get("compression_opts")
+                        if level:  # none or 0: h5py's default level, as xarray leaves it
+                            options["compression_opts"] = level
                     if encoding.get("shuffle"):
                         options["shuffle"] = True
                     # a chunk shape read from a file holds only for the shape it was read with (as xarray does)
@@ -224,14 +244,10 @@ def _checked_attrs(attrs: dict, where: str) -> dict:
     import numpy as np
 
     for key, value in attrs.items():
-        items = value if isinstance(value, (list, tuple)) else [value]
-        for x in items:
-            # a boolean is a number to Python, but its array kind is "b"
-            if (
-                not isinstance(x, (str, bytes, numbers.Number, np.ndarray, np.number))
-                or np.asarray(x).dtype.kind not in "iufcUSO"
-            ):
-                raise TypeError(f"attribute {key!r} of {where}: expected text or numbers, got {type(x).__name__}")
+        ok = isinstance(value, (str, bytes, numbers.Number, np.ndarray, np.number, list, tuple))
+        # a boolean is a number to Python, but its array kind is "b"; a list of other objects is an object array
+        if not ok or np.asarray(value).dtype.kind not in "iufcUS":
+            raise TypeError(f"attribute {key!r} of {where}: expected text or numbers, got {type(value).__name__}")
     return attrs
 
 

@@ -55,4 +55,4 @@ def assert_writes_as_xarray(idata, folder) -> None:
             for g in ta.children:
                 for name in ta[g].variables:
                     x, y = ta[g][name].values, tb[g][name].values
-                    assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), (g, name)
+                    assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind in "fcmM"), (g, name)

@@ -122,3 +122,34 @@ def test_a_fit_read_back_cut_to_fewer_draws_is_written_again(tmp_path):
     cut = back.isel(draw=slice(0, 5))
     again = az.from_netcdf(str(write_fit(cut, tmp_path / "b.nc", full=True)))
     np.testing.assert_array_equal(again.posterior["a"].values, idata.posterior["a"].values[:, :5])
+
+
+def test_values_xarray_converts_on_writing_read_back_as_from_xarray(tmp_path):
+    """What xarray's store converts before it writes (object arrays of text with gaps, of numbers, of bytes; bytes
+    stored as characters; times; a nested list as an attribute), the writer converts the same way."""
+    from tests.fit_files import assert_writes_as_xarray
+
+    idata = _idata(-np.random.default_rng(7).gamma(2.0, size=(2, 10, 3)))
+    extra = xr.Dataset(
+        {
+            "text_with_gaps": ("k", np.array(["UCB", None], dtype=object)),
+            "numbers": ("k", np.array([1, 2], dtype=object)),
+            "floats_with_gaps": ("k", np.array([1.5, None], dtype=object)),
+            "bytes": ("k", np.array([b"ab", b"c"])),
+            "when": ("k", np.array(["2026-11-30T01:00", "NaT"], dtype="datetime64[ns]")),
+        },
+        coords={"k": ["first", "second"]},
+        attrs={"grid": [[1, 2], [3, 4]], "names": ["a", "b"]},
+    )
+    idata.add_groups(extra=extra, warn_on_custom_groups=False)
+    assert_writes_as_xarray(idata, tmp_path)
+
+
+@pytest.mark.parametrize("where", ["variable", "dimension"])
+def test_a_name_with_a_slash_is_refused_and_nothing_is_written(tmp_path, where):
+    """h5netcdf reads a slash as a path (a hidden subgroup, or a file no reader opens); xarray refuses it."""
+    data = {"a/b": ("k", [1.0, 2.0])} if where == "variable" else {"v": ("k/j", [1.0, 2.0])}
+    idata = az.InferenceData(posterior=xr.Dataset(data))
+    with pytest.raises(ValueError, match="a name may not hold '/'"):
+        write_fit(idata, tmp_path / "fit.nc")
+    assert list(tmp_path.iterdir()) == []
