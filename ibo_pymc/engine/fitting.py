@@ -135,18 +135,28 @@ def diagnose(draws: np.ndarray, rhat_decimals: int | None = None) -> tuple[float
     ESS are rounded to ``rhat_decimals`` when given (as ``arviz.summary`` reports them)."""
     from ibo_pymc.engine.convergence import ess_bulk, ess_tail, rhat
 
-    axes = {"chain_axis": 0, "draw_axis": 1}  # one value per coordinate, reduced in coordinate order as before
-    r = max(float(v) for v in np.atleast_1d(rhat(draws, **axes)))
-    bulk = min(float(v) for v in np.atleast_1d(ess_bulk(draws, **axes)))
-    tail = min(float(v) for v in np.atleast_1d(ess_tail(draws, **axes)))
+    axes = {"chain_axis": 0, "draw_axis": 1}
+    # NaN propagates: a sampled coordinate without an R-hat or ESS never moved in any chain, and a component holding
+    # one is not converged, whichever coordinate it is (Python's max and min would keep or drop it by position)
+    r = float(np.max(rhat(draws, **axes)))
+    bulk = float(np.min(ess_bulk(draws, **axes)))
+    tail = float(np.min(ess_tail(draws, **axes)))
     if rhat_decimals is not None:
         r, bulk, tail = (round(v, rhat_decimals) for v in (r, bulk, tail))
     return r, bulk, tail
 
 
-def meets_targets(r_hat: float, ess_bulk: float, ess_tail: float, config: EngineConfig) -> bool:
-    """Whether a family's draws meet the convergence targets of ``config``."""
-    return r_hat <= config.target_rhat and min(ess_bulk, ess_tail) >= config.min_ess
+def meets_targets(r_hat, ess_bulk, ess_tail, config: EngineConfig):
+    """Whether draws meet the convergence targets of ``config``: R-hat at most ``target_rhat``, bulk and tail
+    ESS at least ``min_ess``. A missing value (NaN) misses its target. Numbers give a bool; arrays (the rows of a
+    diagnostics table) an array of them: the one definition the fitting loop, the diagnostics tables and
+    :func:`~ibo_pymc.engine.model.budget_used` share."""
+    ok = (
+        (np.asarray(r_hat, float) <= config.target_rhat)
+        & (np.asarray(ess_bulk, float) >= config.min_ess)
+        & (np.asarray(ess_tail, float) >= config.min_ess)
+    )
+    return bool(ok) if ok.ndim == 0 else ok
 
 
 #: the largest absolute difference (nats) between the log-density NUTS sampled and the exact one at a family's draws

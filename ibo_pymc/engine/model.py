@@ -209,9 +209,11 @@ class IBOModelBase:
             },
             index=pd.Index([str(c) for c in ev["component"].values], name="component"),
         )
+        from ibo_pymc.engine.fitting import meets_targets
+
         cfg = self.config
         df["required"] = df["probability"] >= cfg.relevance
-        ok = (df["r_hat"] <= cfg.target_rhat) & (df[["ess_bulk", "ess_tail"]].min(axis=1) >= cfg.min_ess)
+        ok = meets_targets(df["r_hat"], df["ess_bulk"], df["ess_tail"], cfg)
         df["converged"] = ~df["required"] | (ok & (df.get("method", "bridge") == "bridge"))
         return df
 

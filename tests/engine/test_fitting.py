@@ -77,3 +77,43 @@ def test_the_loop_stops_at_max_thin_when_the_target_cannot_be_met():
     comps, fits, probs = fit_components(plan, EngineConfig(min_ess=400, max_thin=8))
     assert plan.passes == [{"UCB": 1, "EI": 1}, {"EI": 8}]
     assert fits[1].ess_bulk < 400
+
+
+@pytest.mark.parametrize(
+    "r_hat, bulk, tail, ok",
+    [
+        (1.01, 400.0, 400.0, True),  # the targets themselves are met
+        (1.011, 900.0, 900.0, False),
+        (1.0, 399.9, 900.0, False),
+        (1.0, 900.0, 399.9, False),
+        (math.nan, 900.0, 900.0, False),
+        # a missing ESS misses its target in either place (Python's min kept or dropped it by argument order)
+        (1.0, math.nan, 900.0, False),
+        (1.0, 900.0, math.nan, False),
+    ],
+)
+def test_meets_targets_one_rule_for_numbers_and_table_rows(r_hat, bulk, tail, ok):
+    import numpy as np
+    import pandas as pd
+
+    from ibo_pymc.engine.fitting import meets_targets
+
+    cfg = EngineConfig()
+    assert meets_targets(r_hat, bulk, tail, cfg) is ok
+    rows = pd.DataFrame({"r_hat": [r_hat, 1.0], "ess_bulk": [bulk, 500.0], "ess_tail": [tail, 500.0]})
+    np.testing.assert_array_equal(meets_targets(rows["r_hat"], rows["ess_bulk"], rows["ess_tail"], cfg), [ok, True])
+
+
+@pytest.mark.parametrize("where", [0, 1, 2])
+def test_a_coordinate_that_never_moved_leaves_the_component_without_an_r_hat_wherever_it_is(where):
+    """diagnose reduces over the coordinates with NaN kept: the result does not depend on the coordinate's place."""
+    import numpy as np
+
+    from ibo_pymc.engine.fitting import diagnose, meets_targets
+
+    draws = np.random.default_rng(0).normal(size=(4, 200, 3))
+    draws[:, :, where] = 0.25
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r, bulk, tail = diagnose(draws)
+    assert math.isnan(r) and bulk > 0 and tail > 0
+    assert not meets_targets(r, bulk, tail, EngineConfig())

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ibo_pymc.engine.config import HDI_PROB
 from ibo_pymc.engine.convergence import diagnose_variable, ess_bulk, rhat
-from ibo_pymc.engine.fitting import diagnose
+from ibo_pymc.engine.fitting import diagnose, meets_targets
 from ibo_pymc.engine.results import component_table
 from ibo_pymc.tasks.hotspot.forward.acquisition import get_family
 from ibo_pymc.tasks.hotspot.forward.variants import tau_names
@@ -18,8 +18,9 @@ from ibo_pymc.tasks.hotspot.model.config import FitConfig
 
 
 def converged(d: dict, cfg: FitConfig) -> bool:
-    """Whether one component's worst R-hat and smallest bulk/tail ESS meet the configuration's targets."""
-    return d["r_hat"] <= cfg.target_rhat and d["ess_bulk"] >= cfg.min_ess and d["ess_tail"] >= cfg.min_ess
+    """Whether one component's worst R-hat and smallest bulk/tail ESS meet the configuration's targets
+    (:func:`~ibo_pymc.engine.fitting.meets_targets`)."""
+    return meets_targets(d["r_hat"], d["ess_bulk"], d["ess_tail"], cfg)
 
 
 def conditional_diagnostics(parameters, comps, cond: dict) -> dict:
@@ -67,8 +68,7 @@ def diagnostics(idata) -> pd.DataFrame:
         # conditional chains are reported but not held to the convergence targets
         df.loc[f"given {label}"] = [d["r_hat"], d["ess_bulk"], d["ess_tail"], d["probability"] >= cfg.relevance]
     df["required"] = df["required"].astype(bool)
-    ok = (df["r_hat"] <= cfg.target_rhat) & (df[["ess_bulk", "ess_tail"]].min(axis=1) >= cfg.min_ess)
-    df["converged"] = ~df["required"] | ok
+    df["converged"] = ~df["required"] | meets_targets(df["r_hat"], df["ess_bulk"], df["ess_tail"], cfg)
     df.attrs["divergences"] = int(idata.sample_stats["diverging"].sum())
     df.attrs["draws"] = int(post.sizes["chain"] * post.sizes["draw"])
     return df
