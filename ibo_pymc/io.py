@@ -212,8 +212,10 @@ def _write_groups(path: Path, groups: dict, encodings: dict, attrs: dict) -> Non
             for k, v in variables.items():
                 data, encoding, var_attrs = v.values, v.encoding, dict(v.attrs)
                 fill = var_attrs.pop("_FillValue", None)
-                if data.dtype.kind in "UTO" and all(isinstance(x, str) for x in data.astype(object).flat):
-                    # text (NumPy's fixed-width, variable-width or object strings): a variable-length string
+                kind = data.dtype.kind
+                if kind == "U" or (kind in "TO" and all(isinstance(x, str) for x in data.flat)):
+                    # text (NumPy's fixed-width, variable-width or object strings): a variable-length string; only
+                    # the latter two can hold something else (a gap, a number), which is refused below
                     dtype, data = h5py.string_dtype(), data.astype(object)
                 elif data.dtype.kind in "iufcS":
                     dtype = data.dtype
