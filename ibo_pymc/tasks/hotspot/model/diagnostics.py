@@ -17,12 +17,6 @@ from ibo_pymc.tasks.hotspot.model.builder import components
 from ibo_pymc.tasks.hotspot.model.config import FitConfig
 
 
-def converged(d: dict, cfg: FitConfig) -> bool:
-    """Whether one component's worst R-hat and smallest bulk/tail ESS meet the configuration's targets
-    (:func:`~ibo_pymc.engine.fitting.meets_targets`)."""
-    return meets_targets(d["r_hat"], d["ess_bulk"], d["ess_tail"], cfg)
-
-
 def conditional_diagnostics(parameters, comps, cond: dict) -> dict:
     """Worst R-hat and smallest bulk / tail ESS over each component's free parameters, by component label.
 
