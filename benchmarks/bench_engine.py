@@ -2,6 +2,7 @@
 common engine and this checkout, measured in the same run.
 
     python benchmarks/bench_engine.py [--baseline f9f5ba6] [--participants 1,4,6,7] [--repeat 3] [--cohort]
+                                      [--rounds 1]
 
 The baseline is a commit of this repository (default: the last one before the engine was made common),
 checked out into a temporary git worktree and run from there; the current code is this checkout. Each
@@ -13,13 +14,20 @@ stage runs the commands a user types, in fresh processes, as wall time:
 * with ``--cohort``, ``ibo-cohort run`` on the hotspot study's 84 default fits, fresh, on 2 workers (about
   4 minutes each), and whether the two runs' log evidences agree.
 
-Prints one row per stage: baseline s, current s, and baseline / current (above 1: the current code is faster).
+Prints one row per stage: baseline s, current s, and baseline / current (above 1: the current code is faster);
+for ``ibo-sample`` and the cohort also their CPU seconds (user and system, the workers included): the work done,
+which drifts less than wall time when the machine's speed does.
+With ``--rounds N`` the two are measured N times, alternately (the baseline first in odd rounds, the current code
+in even ones), and each stage's seconds are the median over the rounds, each round's printed too: this
+machine's speed drifts by 10% and more within an hour (the same cohort run: 73 s, then 83 s), more than one
+comparison of single runs can tell from a change of a few percent.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -37,7 +45,14 @@ BASELINE = "f9f5ba6"
 def command_wall_time(root: Path, module: str, args: list[str], env: dict) -> float:
     """Run the command ``ibo-<module> args`` from the code at ``root`` in a fresh process, as the installed
     program runs (``main()`` reading ``sys.argv``, whose first item is the program's name); its wall time."""
+    return command_times(root, module, args, env)[0]
+
+
+def command_times(root: Path, module: str, args: list[str], env: dict) -> tuple[float, float]:
+    """:func:`command_wall_time`'s run: its wall time and the CPU seconds (user and system) of the process and
+    the processes it waited for (a cohort's Dask workers)."""
     code = f"import sys; sys.argv[0] = 'ibo-{module}'; from ibo_pymc.cli.{module} import main; sys.exit(main())"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run(
         [sys.executable, "-c", code, *args],
@@ -47,9 +62,10 @@ def command_wall_time(root: Path, module: str, args: list[str], env: dict) -> fl
         text=True,
     )
     seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         raise SystemExit(f"{root} {module} {' '.join(args)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
-    return seconds
+    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _stages(root: Path, work: Path, participants: list[int], cohort: bool, data: str, env: dict, repeat: int) -> dict:
@@ -57,16 +73,16 @@ def _stages(root: Path, work: Path, participants: list[int], cohort: bool, data:
     work.mkdir(parents=True, exist_ok=True)
     s28 = ["--subject", "28", "--data", f"{data}/hotspot_raw", "--quiet"]
     command_wall_time(root, "sample", [*s28, "--out", str(work / "warm.nc")], env)
-    out["ibo-sample --subject 28 (warm)"] = statistics.median(
-        command_wall_time(root, "sample", [*s28, "--out", str(work / f"s28-{i}.nc")], env) for i in range(repeat)
-    )
+    runs = [command_times(root, "sample", [*s28, "--out", str(work / f"s28-{i}.nc")], env) for i in range(repeat)]
+    out["ibo-sample --subject 28 (warm)"] = statistics.median(w for w, _ in runs)
+    out["ibo-sample --subject 28 (warm), CPU"] = statistics.median(c for _, c in runs)
     if participants:
         out.update(_grid_stage(root, work, participants, data, env))
     if cohort:
         args = ["run", "--data", f"{data}/hotspot_raw", "--out", str(work / "cohort"), "--fits", str(work / "fits")]
-        out["ibo-cohort run, 84 fresh fits, 2 workers"] = command_wall_time(
-            root, "cohort", [*args, "--workers", "2", "--quiet"], env
-        )
+        wall, cpu = command_times(root, "cohort", [*args, "--workers", "2", "--quiet"], env)
+        out["ibo-cohort run, 84 fresh fits, 2 workers"] = wall
+        out["ibo-cohort run, 84 fresh fits, 2 workers, CPU"] = cpu
     return out
 
 
@@ -89,7 +105,8 @@ def main(argv=None) -> int:
         "--participants", default="1,4,6,7", help="grid-task participants (spatial, GP); '' skips the grid stage"
     )
     p.add_argument("--repeat", type=int, default=3, help="ibo-sample --subject 28: the median of this many runs")
-    p.add_argument("--cohort", action="store_true", help="also the 84-fit hotspot cohort (about 8 minutes)")
+    p.add_argument("--cohort", action="store_true", help="also the 84-fit hotspot cohort (about 75 s a run)")
+    p.add_argument("--rounds", type=int, default=1, help="measure both this many times, alternately (median)")
     p.add_argument("--data", default=os.environ.get("IBO_DATA_DIR", str(REPO.parent / "shared" / "data")))
     args = p.parse_args(argv)
     participants = [int(v) for v in args.participants.split(",") if v.strip()]
@@ -100,19 +117,40 @@ def main(argv=None) -> int:
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.baseline], cwd=REPO, check=True)
         try:
             print(f"baseline {args.baseline}, current {REPO} (each stage in fresh processes)", file=sys.stderr)
-            before = _stages(base, tmp / "run-baseline", participants, args.cohort, args.data, env, args.repeat)
-            now = _stages(REPO, tmp / "run-current", participants, args.cohort, args.data, env, args.repeat)
+            runs = {"baseline": [], "current": []}
+            for r in range(args.rounds):
+                order = (
+                    (("baseline", base), ("current", REPO)) if r % 2 == 0 else (("current", REPO), ("baseline", base))
+                )
+                for name, root in order:
+                    got = _stages(root, tmp / f"run-{name}-{r}", participants, args.cohort, args.data, env, args.repeat)
+                    runs[name].append(got)
+                    if args.rounds > 1:
+                        print(
+                            f"round {r + 1} {name}: " + ", ".join(f"{k} {v:.2f} s" for k, v in got.items()), flush=True
+                        )
+            before, now = (pd.DataFrame(runs[n]).median() for n in ("baseline", "current"))
             table = pd.DataFrame({"baseline s": before, "current s": now})
             table["baseline / current"] = table["baseline s"] / table["current s"]
             print(table.round(2).to_string())
             if args.cohort:
-                a = pd.read_csv(tmp / "run-baseline" / "cohort" / "lme_models.csv", index_col=0)
-                b = pd.read_csv(tmp / "run-current" / "cohort" / "lme_models.csv", index_col=0)
-                diff = (a - b.reindex_like(a)).abs().max().max()
-                print(f"cohort log evidences: largest difference between the two runs {diff:.3g}")
                 committed = pd.read_csv(REPO / "models" / "cohort" / "lme_models.csv", index_col=0)
-                diff = (committed - b.reindex_like(committed)).abs().max().max()
-                print(f"  and between this run and models/cohort/lme_models.csv {diff:.3g}")
+                diffs = {
+                    f"{name} {r + 1}": (
+                        pd.read_csv(tmp / f"run-{name}-{r}" / "cohort" / "lme_models.csv", index_col=0)
+                        .reindex_like(committed)
+                        .sub(committed)
+                        .abs()
+                        .max()
+                        .max()
+                    )
+                    for name in runs
+                    for r in range(args.rounds)
+                }
+                print(
+                    "cohort log evidences, largest difference from models/cohort/lme_models.csv: "
+                    + ", ".join(f"{k} {v:.3g}" for k, v in diffs.items())
+                )
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=REPO, check=False)
     return 0

@@ -153,3 +153,44 @@ def test_a_name_with_a_slash_is_refused_and_nothing_is_written(tmp_path, where):
     with pytest.raises(ValueError, match="a name may not hold '/'"):
         write_fit(idata, tmp_path / "fit.nc")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_names_netcdf_4_treats_specially_read_back_as_from_xarray(tmp_path):
+    """A coordinate of bytes (stored as characters: a scale of two dimensions) and a variable named as a dimension
+    it does not lie along (NetCDF-4 stores it as ``_nc4_non_coord_NAME``) are written as xarray's store writes them:
+    the same HDF5 layout (``hdf5_layout``, in ``assert_writes_as_xarray``) and the same values read back."""
+    from tests.fit_files import assert_writes_as_xarray
+
+    idata = _idata(-np.random.default_rng(8).gamma(2.0, size=(2, 10, 3)))
+    extra = xr.Dataset(
+        {"x": ("y", [1.0, 2.0]), "v": ("x", [1.0, 2.0, 3.0]), "w": ("k", [0.5, 1.5])},
+        coords={"k": np.array([b"ab", b"c"])},
+    )
+    idata.add_groups(extra=extra, warn_on_custom_groups=False)
+    assert_writes_as_xarray(idata, tmp_path)
+    with h5py.File(tmp_path / "ours-False.nc") as f:
+        assert "_nc4_non_coord_x" in f["extra"] and f["extra/k"].shape == (2, 2)
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        # bytes of width 2 become characters along a dimension 'string2', which the data name with another size
+        (
+            xr.Dataset({"b": ("k", np.array([b"ab", b"c"])), "u": ("string2", [1, 2, 3, 4, 5])}),
+            "dimension 'string2' has size 5 here and 2 elsewhere",
+        ),
+        (xr.Dataset({"v": ("x", np.array([], dtype=float))}), "dimension 'x' is empty"),
+        (xr.Dataset({"z": ("x", [1 + 2j, 3j])}), "cannot write variable 'z' of group 'extra': dtype complex128"),
+    ],
+    ids=["two sizes", "empty", "complex"],
+)
+def test_what_no_fit_holds_is_refused_and_nothing_is_written(tmp_path, extra, needle):
+    """A dimension of two sizes (the old path of h5netcdf refused it too; a file would be unreadable), an empty
+    dimension (NetCDF-4 would make it unlimited) and complex numbers (h5netcdf's own compound type): refused with
+    what is wrong, no file left."""
+    idata = _idata(-np.random.default_rng(9).gamma(2.0, size=(2, 10, 3)))
+    idata.add_groups(extra=extra, warn_on_custom_groups=False)
+    with pytest.raises(ValueError, match=needle):
+        write_fit(idata, tmp_path / "fit.nc")
+    assert list(tmp_path.iterdir()) == []
