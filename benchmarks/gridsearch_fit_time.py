@@ -3,14 +3,14 @@ a fit, all families, in <= 15 s).
 
     python benchmarks/gridsearch_fit_time.py [--data DIR] [--experiment 2d] [--sample 10] [--seed 0]
                                              [--participants 4,17] [--surrogate GP] [--tune N] [--screen NATS]
-                                             [--csv FILE]
+                                             [--draws N] [--csv FILE]
 
 Participants: ``--participants`` as named, else ``--sample`` of the experiment's participants drawn with
 ``--seed`` (the 2018 study's ``1d`` or ``2d``; ``spatial`` or ``conceptual``: the 2020 study's contexts). Each is
-fitted with the defaults, or with ``--tune`` and ``--screen`` in their place (``task.fit``: every default family,
-NUTS where Laplace screening keeps it, bridge sampling, thinned reruns until the targets hold) after one small
-warm-up fit (Numba's caches). Printed per fit: the wall time, how many families NUTS sampled, the largest
-thinning, whether it converged; then the median, the largest and how many fits took at most the target. The
+fitted with the defaults, or with ``--tune``, ``--screen`` and ``--draws`` in their place (``task.fit``: every
+default family, NUTS where Laplace screening keeps it, bridge sampling, thinned reruns until the targets hold)
+after one small warm-up fit (Numba's caches). Printed per fit: the wall time, how many families NUTS sampled, the
+largest thinning, whether it converged; then the median, the largest and how many fits took at most the target. The
 machine should be otherwise idle.
 """
 
@@ -38,9 +38,10 @@ def main() -> int:
     ap.add_argument("--surrogate", default="GP", choices=["GP", "BMT"])
     ap.add_argument("--tune", type=int, default=None, help="tuning steps per chain (default: the task's)")
     ap.add_argument("--screen", type=float, default=None, help="Laplace screening in nats (default: the engine's)")
+    ap.add_argument("--draws", type=int, default=None, help="kept draws per chain (default: the task's)")
     ap.add_argument("--csv", default=None, help="write the rows here")
     args = ap.parse_args()
-    settings = {k: v for k, v in (("tune", args.tune), ("screen", args.screen)) if v is not None}
+    settings = {k: v for k, v in (("tune", args.tune), ("screen", args.screen), ("draws", args.draws)) if v is not None}
 
     import pandas as pd
 
@@ -65,6 +66,7 @@ def main() -> int:
         row = {
             "participant": int(sid),
             "tune": cfg.get("tune"),
+            "draws": cfg.get("draws"),
             "screen": cfg.get("screen"),
             "seconds": round(wall, 2),
             "sampled": int((ev["method"].values == "bridge").sum()),
