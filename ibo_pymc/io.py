@@ -147,8 +147,6 @@ def write_fit(idata, path, *, full: bool = False) -> Path:
 
 def _packing(ds) -> dict:
     """The int16 packing of each variable of ``ds`` (an empty dict where the variable is kept as it is)."""
-    import numpy as np
-
     encodings = {}
     for name, v in ds.data_vars.items():
         x = np.asarray(v.values)
@@ -307,8 +305,6 @@ def _write_group(group, name: str, variables: dict, dimids) -> None:
 def _set_attrs(h5attrs, attrs: dict) -> None:
     """Store attributes as h5netcdf does: a number as a one-element array (as netCDF-C reads and writes it), text
     and arrays as they are."""
-    import numpy as np
-
     for key, value in attrs.items():
         if np.isscalar(value) and np.asarray(value).dtype.kind not in "SU":
             value = np.atleast_1d(value)
@@ -319,8 +315,6 @@ def _checked_attrs(attrs: dict, where: str) -> dict:
     """``attrs`` when NetCDF can hold every value (text, numbers, arrays and lists of them), as xarray checks before
     it writes; a boolean (HDF5 would store an enum NetCDF readers do not know) or another object is refused."""
     import numbers
-
-    import numpy as np
 
     for key, value in attrs.items():
         ok = isinstance(value, (str, bytes, numbers.Number, np.ndarray, np.number, list, tuple))
