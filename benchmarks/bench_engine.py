@@ -12,7 +12,7 @@ stage runs the commands a user types, in fresh processes, as wall time:
 * ``ibo-sample --task gridsearch --subject P --context spatial`` for each of ``--participants`` (warm: one
   short fit first);
 * with ``--cohort``, ``ibo-cohort run`` on the hotspot study's 84 default fits, fresh, on 2 workers (about
-  4 minutes each), and whether the two runs' log evidences agree.
+  75 s each), and whether every run's log evidences agree with ``models/cohort/lme_models.csv``.
 
 Prints one row per stage: baseline s, current s, and baseline / current (above 1: the current code is faster);
 for ``ibo-sample`` and the cohort also their CPU seconds (user and system, the workers included): the work done,

@@ -9,6 +9,7 @@ previous output intact and no partial file.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import tempfile
 from collections.abc import Iterator
@@ -200,7 +201,7 @@ def _write_groups(path: Path, groups: dict, encodings: dict, attrs: dict) -> Non
     # h5netcdf (like netCDF-C) tracks the creation order of groups, variables and attributes
     with h5py.File(path, "w", track_order=True) as f:
         _set_attrs(f.attrs, _checked_attrs(attrs, "the file"))
-        dimids = iter(range(1 << 31))  # NetCDF-4's dimension ids: one numbering for the whole file
+        dimids = itertools.count()  # NetCDF-4's dimension ids: one numbering for the whole file
         for name, ds in groups.items():
             variables, group_attrs = encode_dataset_coordinates(ds)
             for k, enc in encodings.get(name, {}).items():
@@ -241,14 +242,13 @@ def _write_group(group, name: str, variables: dict, dimids) -> None:
             if "/" in str(n):
                 raise ValueError(f"group {name!r}: a name may not hold '/', got {n!r}")
         for d, size in zip(v.dims, v.shape):  # with the dimensions text took on (characters of bytes)
+            if size == 0:
+                raise ValueError(f"cannot write group {name!r}: dimension {d!r} is empty")
             if sizes.setdefault(d, size) != size:
                 raise ValueError(
                     f"cannot write variable {k!r} of group {name!r}: dimension {d!r} has size {size} here and "
                     f"{sizes[d]} elsewhere"
                 )
-    for d, size in sizes.items():
-        if size == 0:
-            raise ValueError(f"cannot write group {name!r}: dimension {d!r} is empty")
     coordinates = {k for k, v in variables.items() if v.dims and v.dims[0] == k}
     dimid = {d: next(dimids) for d in sizes}
     scales = {}
@@ -296,6 +296,7 @@ def _write_group(group, name: str, variables: dict, dimids) -> None:
                 ds.dims[i].attach_scale(scales[d])
         if dims:
             ds.attrs["_Netcdf4Coordinates"] = np.array([dimid[d] for d in dims], dtype=np.int32)
+        if dims and k not in coordinates:  # a scale has its own id already
             ds.attrs["_Netcdf4Dimid"] = np.int32(dimid[dims[0]])
         if fill is not None:
             _set_attrs(ds.attrs, {"_FillValue": fill if isinstance(fill, (str, bytes)) else ds.dtype.type(fill)})
