@@ -109,6 +109,8 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=1, help="measure both this many times, alternately (median)")
     p.add_argument("--data", default=os.environ.get("IBO_DATA_DIR", str(REPO.parent / "shared" / "data")))
     args = p.parse_args(argv)
+    if args.rounds < 1:
+        p.error(f"--rounds: expected a whole number >= 1, got {args.rounds}")
     participants = [int(v) for v in args.participants.split(",") if v.strip()]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
