@@ -145,14 +145,15 @@ def test_no_task_imports_another():
 
 
 def test_the_nutpie_path_does_not_import_pytensor():
-    """Fitting with nutpie (the default) runs the compiled callback: PyTensor (1.2 s to import) is loaded only
-    for PyMC's own paths (``build()``, ``sampler="pymc"``)."""
+    """Fitting with nutpie (the default) runs the compiled callback, in either task: PyTensor (1.2 s to import) is
+    loaded only for PyMC's own paths (``build()``, ``sampler="pymc"``, the grid task's ``build_model``)."""
     import subprocess
     import sys
 
     code = (
         "import sys; import ibo_pymc.tasks.hotspot.model.fit, ibo_pymc.tasks.hotspot.model.compiled, "
-        "ibo_pymc.tasks.hotspot.model.sampling, ibo_pymc.cli.sample; "
+        "ibo_pymc.tasks.hotspot.model.sampling, ibo_pymc.tasks.gridsearch.model, ibo_pymc.tasks.gridsearch.density, "
+        "ibo_pymc.cli.sample; "
         "print(sorted(m for m in ('pytensor', 'pymc') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -270,16 +270,18 @@ class GridSearchModel(IBOModelBase):
 
 def build_model(gr: GridRounds, family: str, config: GridSearchConfig | None = None):
     """The PyMC model of one family's conditional posterior written with the task's PyTensor Op
-    (:class:`~.density.GridLogLik`; log-normal priors): the same density as the fit's, for checks."""
+    (:class:`~.op.GridLogLik`; log-normal priors): the same density as the fit's, for checks."""
     import pymc as pm
     import pytensor.tensor as pt
+
+    from ibo_pymc.tasks.gridsearch.op import GridLogLik
 
     config = config or GridSearchConfig()
     names = config.names(family)
     coords = {"round": gr.rounds.tolist()}
     with pm.Model(coords=coords) as m:
         v = {n: pm.LogNormal(n, mu=config.priors[n][0], sigma=config.priors[n][1]) for n in names}
-        op = density.GridLogLik(config.surrogate, family, gr.options)
+        op = GridLogLik(config.surrogate, family, gr.options)
         ll, _ = op(
             pt.as_tensor(gr.choices),
             pt.as_tensor(np.nan_to_num(gr.y)),

@@ -23,6 +23,7 @@ from ibo_pymc.tasks.gridsearch.choice import (
     rule_code,
 )
 from ibo_pymc.tasks.gridsearch.likelihood import loglik
+from ibo_pymc.tasks.gridsearch.op import GridLogLik
 from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
 from ibo_pymc.tasks.gridsearch.surrogate import gp_posterior
 from tests.tasks.gridsearch.callback import call_logp
@@ -222,7 +223,7 @@ def test_the_bayesian_density_of_a_local_family(family):
     rc, logp, out = call_logp(buf, x)
     assert rc == 0 and logp == pytest.approx(v, rel=1e-12) and np.allclose(out, g, rtol=1e-12)
     thv = pt.dscalar("th")
-    ll, _ = density.GridLogLik("GP", family, GRID11)(pt.as_tensor(ch), pt.as_tensor(y), thv, b, t)
+    ll, _ = GridLogLik("GP", family, GRID11)(pt.as_tensor(ch), pt.as_tensor(y), thv, b, t)
     np.testing.assert_allclose(pytensor.function([thv], ll, mode="FAST_COMPILE")(th), want, rtol=1e-10)
 
 

@@ -10,6 +10,7 @@ from scipy import special, stats
 from ibo_pymc.tasks.gridsearch import density
 from ibo_pymc.tasks.gridsearch.choice import FAMILIES, choice_loglik
 from ibo_pymc.tasks.gridsearch.likelihood import loglik
+from ibo_pymc.tasks.gridsearch.op import GridLogLik
 from ibo_pymc.tasks.gridsearch.options import GRID_8X8, OptionSet
 from ibo_pymc.tasks.gridsearch.surrogate import (
     BMT_PRIOR_VAR,
@@ -170,7 +171,7 @@ def test_op_and_callback_agree_with_the_pymc_model(data):
         assert np.isclose(density.log_density(buf, x[None])[0], v)
     # the Op's gradient through pytensor.grad equals finite differences
     th = pt.dscalar("th")
-    op = density.GridLogLik("GP", "EI")
+    op = GridLogLik("GP", "EI")
     ll, _ = op(pt.as_tensor(ch), pt.as_tensor(y), th, pt.as_tensor(0.0), pt.as_tensor(0.05))
     f = pytensor.function([th], [ll.sum(), pytensor.grad(ll.sum(), th)])
     v, g = f(0.8)
@@ -200,7 +201,7 @@ def test_op_in_the_numba_backend(data):
 
     ch, y = data
     th, b, t = pt.dscalars("th", "b", "t")
-    ll, jac = density.GridLogLik("GP", "UCB")(pt.as_tensor(ch), pt.as_tensor(y), th, b, t)
+    ll, jac = GridLogLik("GP", "UCB")(pt.as_tensor(ch), pt.as_tensor(y), th, b, t)
     py = pytensor.function([th, b, t], [ll, jac], mode="FAST_COMPILE")
     nb = pytensor.function([th, b, t], [ll, jac], mode="NUMBA")
     for a, c in zip(py(0.8, 0.3, 0.05), nb(0.8, 0.3, 0.05)):
@@ -299,9 +300,7 @@ def test_compiled_density_on_other_options_and_unequal_rounds(options):
     rc, logp, out = call_logp(buf, x)
     assert rc == 0 and logp == pytest.approx(v, rel=1e-12) and np.allclose(out, g, rtol=1e-12)
     thv = pt.dscalar("th")
-    ll, _ = density.GridLogLik("GP", "UCB", options)(
-        pt.as_tensor(ch), pt.as_tensor(y), thv, b, t, pt.as_tensor(lengths)
-    )
+    ll, _ = GridLogLik("GP", "UCB", options)(pt.as_tensor(ch), pt.as_tensor(y), thv, b, t, pt.as_tensor(lengths))
     f = pytensor.function([thv], ll, mode="FAST_COMPILE")
     np.testing.assert_allclose(f(th), want, rtol=1e-10)
     with pytest.raises(ValueError, match="lengths must be 3 numbers"):
