@@ -47,13 +47,23 @@ class RoundTables:
     n_tau: int
 
     @classmethod
-    def from_tables(cls, tables: ArgmaxTables, delta_r1, families=None) -> RoundTables:
+    def from_tables(cls, tables: ArgmaxTables, delta_r1, families=None, *, tau_zero_only: bool = False) -> RoundTables:
+        """The tables at these delta_r1; ``tau_zero_only``: at the first tau node (tau = 0) alone, the
+        unaugmented model's (``n_tau`` 1).
+
+        The table is neither copied whole (the families' rows are taken only when they are not all of them, in
+        their order) nor interpolated at tau nodes that are then dropped: a fit's start-up interpolated all
+        30 tau nodes of the 6 MB table for the unaugmented model, which keeps one."""
         cfg = tables.config
         families = tuple(families or cfg.families)
         fidx = [tables.family_index(f) for f in families]
         i, f = tables.delta_r1_weights(np.asarray(delta_r1, float))
-        v = tables.values[fidx]
-        values = v[..., i] * (1.0 - f) + v[..., i + 1] * f
+        v = tables.values
+        if fidx != list(range(v.shape[0])):
+            v = v[fidx]
+        if tau_zero_only:
+            v = v[:, :, :1]
+        values = np.take(v, i, axis=-1) * (1.0 - f) + np.take(v, i + 1, axis=-1) * f
         pm = cfg.param_matrix[fidx]
         tau = cfg.tau
         if not (
@@ -67,7 +77,7 @@ class RoundTables:
             param_lo=pm[:, 0].copy(),
             param_step=(pm[:, 1] - pm[:, 0]).copy(),
             tau_step=float(tau[1] - tau[0]) if len(tau) > 1 else 1.0,
-            n_tau=len(tau),
+            n_tau=1 if tau_zero_only else len(tau),
         )
 
     @property

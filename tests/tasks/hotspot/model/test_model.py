@@ -128,6 +128,26 @@ def test_lookup_matches_tables(tables):
         np.testing.assert_allclose(lookup_numpy(rt, f, lo, 0.0), rt.values[rt.index(f), 0, 0], atol=1e-12)
 
 
+def test_round_tables_of_the_unaugmented_model_and_the_round_order(tables):
+    """The unaugmented model's tables are the full tables' tau = 0 node (interpolated at that node alone, the
+    same values to the bit), a family subset keeps its own order, and ``to_subject_order`` undoes the ũ±
+    model's internal order (rounds with delta_r1 < 0 first) on any leading shape."""
+    obs = synthetic(120, tables=tables)
+    full = RoundTables.from_tables(tables, obs.delta_r1)
+    u = SubjectData.prepare(obs, "u", tables)
+    assert u.rt.n_tau == 1 and u.rt.values.shape == full.values[:, :, :1].shape
+    assert u.rt.values.tobytes() == np.ascontiguousarray(full.values[:, :, :1]).tobytes()
+    assert u.rt.tau_step == full.tau_step
+    sub = RoundTables.from_tables(tables, obs.delta_r1, ("UCB", "PI"))
+    assert sub.values.tobytes() == np.ascontiguousarray(full.values[[full.index("UCB"), full.index("PI")]]).tobytes()
+    pm = SubjectData.prepare(obs, "tau_pm", tables)
+    assert 0 < pm.n_neg < obs.n_rounds and not np.array_equal(pm.order, np.arange(obs.n_rounds))
+    np.testing.assert_array_equal(pm.to_subject_order(pm.theta2), obs.theta2)
+    x = RNG.normal(size=(2, 3, obs.n_rounds))
+    back = pm.to_subject_order(x)
+    np.testing.assert_array_equal(back[..., pm.order], x)
+
+
 def test_lookup_pytensor_and_gradient(tables):
     import pytensor
     import pytensor.tensor as pt

@@ -1,0 +1,149 @@
+"""Issue 33, item 1: the hotspot fit's post-sampling likelihood work, a baseline commit against this checkout.
+
+    python benchmarks/bench_pointwise.py [--baseline 8bac577] [--data ../shared/data/hotspot_raw]
+                                         [--subjects 8,14,28] [--draws 12000] [--rounds 3]
+
+After NUTS a hotspot fit evaluates its likelihood at many draws: summed over the rounds for every family at
+every draw (the assembly's family probabilities) and at the bridge and proposal draws of bridge sampling, and
+round by round for each draw's own family (the pointwise log-likelihood); and before NUTS it interpolates the
+argmax tables at the subject's delta_r1 (``SubjectData.prepare``). This times those steps for the ``--subjects``
+(all three families, the ũ± model; ``prepare`` for u, ũ and ũ±) at ``--draws`` draws (a third of them for the
+pointwise form), in fresh processes of the baseline (a temporary git worktree) and of this checkout,
+alternately for ``--rounds`` rounds (this machine's speed drifts by 10% within an hour), and prints each step's
+median seconds, the ratio (above 1: this checkout is faster) and whether the two computed the same values to
+the bit (they must: these steps' results feed the saved fits and every committed result drawn from them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+#: the commit before the post-sampling kernels were split (summed and pointwise) and the tables taken at the
+#: unaugmented model's one tau node
+BASELINE = "8bac577"
+
+
+def _inputs(sd, draws: int, seed: int) -> dict:
+    """Seeded draws for each family: param over its grid and a little past it, taus, gamma and w."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for fam in sd.families:
+        k = sd.rt.index(fam)
+        lo, step = sd.rt.param_lo[k], sd.rt.param_step[k]
+        hi = lo + step * (sd.rt.n_param - 1)
+        out[fam] = (
+            rng.uniform(lo - 0.02 * (hi - lo), hi + 0.02 * (hi - lo), draws),
+            rng.uniform(0.0, 1.6, draws),
+            rng.uniform(0.0, 1.6, draws),
+            rng.uniform(0.02, 0.78, draws),
+            rng.uniform(0.0, 1.0, draws),
+        )
+    return out
+
+
+def measure(data: str, subjects: list[int], draws: int, out: Path) -> dict:
+    """The worker: times each step in this process (after one call that loads Numba's caches), saves the values
+    to ``out`` (.npz) and returns the seconds per step."""
+    from ibo_pymc.tasks.hotspot.data import load_hotspot
+    from ibo_pymc.tasks.hotspot.forward.argmax import load_tables
+    from ibo_pymc.tasks.hotspot.model import pointwise
+    from ibo_pymc.tasks.hotspot.model.builder import SubjectData
+
+    tables = load_tables()
+    hot = load_hotspot(data, subjects=subjects)
+    seconds = {"prepare (u, tau, tau_pm)": 0.0, "summed": 0.0, "pointwise": 0.0}
+    values = {}
+    for s in subjects:
+        obs = hot.observations(s)
+        for model in ("u", "tau", "tau_pm"):
+            SubjectData.prepare(obs, model, tables)
+            t0 = time.perf_counter()
+            sd = SubjectData.prepare(obs, model, tables)
+            seconds["prepare (u, tau, tau_pm)"] += time.perf_counter() - t0
+            values[f"{s}-{model}-tables"] = sd.rt.values
+        for fam, args in _inputs(sd, draws, seed=s).items():
+            third = tuple(a[: draws // 3] for a in args)
+            for name, a, summed in (("summed", args, True), ("pointwise", third, False)):
+                pointwise.loglik(sd, fam, *(v[:10] for v in a), summed=summed)
+                t0 = time.perf_counter()
+                v = pointwise.loglik(sd, fam, *a, summed=summed)
+                seconds[name] += time.perf_counter() - t0
+                values[f"{s}-{fam}-{name}"] = v
+    np.savez(out, **values)
+    return seconds
+
+
+def _run(root: Path, args, out: Path) -> dict:
+    """:func:`measure` in a fresh process on the package at ``root`` (``PYTHONPATH`` comes before the editable
+    install's finder)."""
+    r = subprocess.run(
+        [sys.executable, __file__, "--data", args.data, "--subjects", args.subjects, "--draws", str(args.draws),
+         "--worker", str(out)],
+        env={**os.environ, "PYTHONPATH": str(root)}, cwd=root, capture_output=True, text=True,
+    )  # fmt: skip
+    if r.returncode != 0:
+        raise SystemExit(f"{root}: the measurement failed ({r.returncode}):\n{r.stderr[-2000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--baseline", default=BASELINE, help=f"commit to compare with (default {BASELINE})")
+    p.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "hotspot_raw"))
+    p.add_argument("--subjects", default="8,14,28", help="comma-separated subject numbers")
+    p.add_argument("--draws", type=int, default=12000, help="draws per family (a third for the pointwise form)")
+    p.add_argument("--rounds", type=int, default=3, help="both measured this many times, alternately (median)")
+    p.add_argument("--worker", metavar="NPZ", help=argparse.SUPPRESS)  # one measurement, in this process
+    args = p.parse_args(argv)
+    try:
+        subjects = [int(v) for v in args.subjects.split(",") if v.strip()]
+    except ValueError:
+        p.error(f"--subjects: expected comma-separated subject numbers, got {args.subjects!r}")
+    if not subjects:
+        p.error("--subjects: expected at least one subject number")
+    if args.worker:
+        print(json.dumps(measure(args.data, subjects, args.draws, Path(args.worker))))
+        return 0
+    if args.rounds < 1 or args.draws < 3:
+        p.error(f"--rounds >= 1 and --draws >= 3 expected, got {args.rounds} and {args.draws}")
+    if not Path(args.data).is_dir():
+        p.error(f"--data: {args.data} is not a folder (expected the hotspot study's raw logs)")
+    with tempfile.TemporaryDirectory(prefix="bench-pointwise-") as tmp:
+        tmp = Path(tmp)
+        base = tmp / "baseline"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.baseline], cwd=REPO, check=True)
+        try:
+            runs = {"baseline": [], "current": []}
+            for r in range(args.rounds):
+                order = (("baseline", base), ("current", REPO))
+                for name, root in order if r % 2 == 0 else order[::-1]:
+                    runs[name].append(_run(root, args, tmp / f"{name}.npz"))
+                    print(f"round {r + 1} {name}: " + ", ".join(f"{k} {v:.3f} s" for k, v in runs[name][-1].items()))
+            a, b = np.load(tmp / "baseline.npz"), np.load(tmp / "current.npz")
+            same = {k: a[k].shape == b[k].shape and a[k].tobytes() == b[k].tobytes() for k in a.files}
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=REPO, check=False)
+    print(f"\nbaseline {args.baseline} vs this checkout; subjects {args.subjects}, {args.draws} draws per family")
+    print(f"{'step':28s} {'baseline s':>11s} {'current s':>10s} {'ratio':>7s}  identical")
+    for step in runs["baseline"][0]:
+        before = statistics.median(x[step] for x in runs["baseline"])
+        now = statistics.median(x[step] for x in runs["current"])
+        key = {"prepare (u, tau, tau_pm)": "tables"}.get(step, step)
+        ident = all(v for k, v in same.items() if k.endswith(f"-{key}"))
+        print(f"{step:28s} {before:11.3f} {now:10.3f} {before / now:6.2f}x  {'yes' if ident else 'NO'}")
+    return 0 if all(same.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
