@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from _baseline import baseline_worktree, is_commit  # beside this script
 
 REPO = Path(__file__).resolve().parents[1]
 #: the last commit before issue 30 ("One engine for every task") began
@@ -111,13 +112,16 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.rounds < 1:
         p.error(f"--rounds: expected a whole number >= 1, got {args.rounds}")
-    participants = [int(v) for v in args.participants.split(",") if v.strip()]
+    try:
+        participants = [int(v) for v in args.participants.split(",") if v.strip()]
+    except ValueError:
+        p.error(f"--participants: expected comma-separated participant numbers, got {args.participants!r}")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if not is_commit(REPO, args.baseline):
+        p.error(f"--baseline: {args.baseline!r} is not a commit of this repository")
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
         tmp = Path(tmp)
-        base = tmp / "baseline"
-        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.baseline], cwd=REPO, check=True)
-        try:
+        with baseline_worktree(REPO, args.baseline, tmp / "baseline") as base:
             print(f"baseline {args.baseline}, current {REPO} (each stage in fresh processes)", file=sys.stderr)
             runs = {"baseline": [], "current": []}
             for r in range(args.rounds):
@@ -153,8 +157,6 @@ def main(argv=None) -> int:
                     "cohort log evidences, largest difference from models/cohort/lme_models.csv: "
                     + ", ".join(f"{k} {v:.3g}" for k, v in diffs.items())
                 )
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=REPO, check=False)
     return 0
 
 

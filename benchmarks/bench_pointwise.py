@@ -11,7 +11,9 @@ argmax tables at the subject's delta_r1 (``SubjectData.prepare``). This times th
 pointwise form), in fresh processes of the baseline (a temporary git worktree) and of this checkout,
 alternately for ``--rounds`` rounds (this machine's speed drifts by 10% within an hour), and prints each step's
 median seconds, the ratio (above 1: this checkout is faster) and whether the two computed the same values to
-the bit (they must: these steps' results feed the saved fits and every committed result drawn from them).
+the bit (they must: these steps' results feed the saved fits and every committed result drawn from them); the
+comparison also covers, untimed, the unaugmented model's kernels (one tau node) and ``to_subject_order``.
+Exit 1 where any value differs.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _baseline import baseline_worktree, is_commit  # beside this script
 
 REPO = Path(__file__).resolve().parents[1]
 #: the commit before the post-sampling kernels were split (summed and pointwise) and the tables taken at the
@@ -66,12 +69,20 @@ def measure(data: str, subjects: list[int], draws: int, out: Path) -> dict:
     values = {}
     for s in subjects:
         obs = hot.observations(s)
+        prepared = {}
         for model in ("u", "tau", "tau_pm"):
             SubjectData.prepare(obs, model, tables)
             t0 = time.perf_counter()
-            sd = SubjectData.prepare(obs, model, tables)
+            prepared[model] = sd = SubjectData.prepare(obs, model, tables)
             seconds["prepare (u, tau, tau_pm)"] += time.perf_counter() - t0
             values[f"{s}-{model}-tables"] = sd.rt.values
+            values[f"{s}-{model}-order"] = sd.to_subject_order(
+                np.broadcast_to(np.arange(obs.n_rounds), (2, obs.n_rounds))
+            )
+        # the unaugmented model's kernels (one tau node) compared too, not timed
+        for fam, args in _inputs(prepared["u"], 300, seed=s).items():
+            for name, summed in (("summed", True), ("pointwise", False)):
+                values[f"{s}-u-{fam}-{name}"] = pointwise.loglik(prepared["u"], fam, *args, summed=summed)
         for fam, args in _inputs(sd, draws, seed=s).items():
             third = tuple(a[: draws // 3] for a in args)
             for name, a, summed in (("summed", args, True), ("pointwise", third, False)):
@@ -119,11 +130,11 @@ def main(argv=None) -> int:
         p.error(f"--rounds >= 1 and --draws >= 3 expected, got {args.rounds} and {args.draws}")
     if not Path(args.data).is_dir():
         p.error(f"--data: {args.data} is not a folder (expected the hotspot study's raw logs)")
+    if not is_commit(REPO, args.baseline):
+        p.error(f"--baseline: {args.baseline!r} is not a commit of this repository")
     with tempfile.TemporaryDirectory(prefix="bench-pointwise-") as tmp:
         tmp = Path(tmp)
-        base = tmp / "baseline"
-        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.baseline], cwd=REPO, check=True)
-        try:
+        with baseline_worktree(REPO, args.baseline, tmp / "baseline") as base:
             runs = {"baseline": [], "current": []}
             for r in range(args.rounds):
                 order = (("baseline", base), ("current", REPO))
@@ -132,15 +143,13 @@ def main(argv=None) -> int:
                     print(f"round {r + 1} {name}: " + ", ".join(f"{k} {v:.3f} s" for k, v in runs[name][-1].items()))
             a, b = np.load(tmp / "baseline.npz"), np.load(tmp / "current.npz")
             same = {k: a[k].shape == b[k].shape and a[k].tobytes() == b[k].tobytes() for k in a.files}
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=REPO, check=False)
     print(f"\nbaseline {args.baseline} vs this checkout; subjects {args.subjects}, {args.draws} draws per family")
     print(f"{'step':28s} {'baseline s':>11s} {'current s':>10s} {'ratio':>7s}  identical")
     for step in runs["baseline"][0]:
         before = statistics.median(x[step] for x in runs["baseline"])
         now = statistics.median(x[step] for x in runs["current"])
-        key = {"prepare (u, tau, tau_pm)": "tables"}.get(step, step)
-        ident = all(v for k, v in same.items() if k.endswith(f"-{key}"))
+        keys = {"prepare (u, tau, tau_pm)": ("tables", "order")}.get(step, (step,))
+        ident = all(v for k, v in same.items() if k.rsplit("-", 1)[-1] in keys)
         print(f"{step:28s} {before:11.3f} {now:10.3f} {before / now:6.2f}x  {'yes' if ident else 'NO'}")
     return 0 if all(same.values()) else 1
 

@@ -58,11 +58,9 @@ class RoundTables:
         families = tuple(families or cfg.families)
         fidx = [tables.family_index(f) for f in families]
         i, f = tables.delta_r1_weights(np.asarray(delta_r1, float))
-        v = tables.values
+        v = tables.values[:, :, :1] if tau_zero_only else tables.values  # a view
         if fidx != list(range(v.shape[0])):
             v = v[fidx]
-        if tau_zero_only:
-            v = v[:, :, :1]
         values = np.take(v, i, axis=-1) * (1.0 - f) + np.take(v, i + 1, axis=-1) * f
         pm = cfg.param_matrix[fidx]
         tau = cfg.tau

@@ -146,6 +146,10 @@ def test_round_tables_of_the_unaugmented_model_and_the_round_order(tables):
     x = RNG.normal(size=(2, 3, obs.n_rounds))
     back = pm.to_subject_order(x)
     np.testing.assert_array_equal(back[..., pm.order], x)
+    # an array whose last axis is not the rounds is refused (a gather would quietly drop the extra positions)
+    for bad in (np.zeros(obs.n_rounds + 1), np.zeros((obs.n_rounds, 2)), np.float64(1.0)):
+        with pytest.raises(ValueError, match=f"{obs.n_rounds} rounds"):
+            pm.to_subject_order(bad)
 
 
 def test_lookup_pytensor_and_gradient(tables):
