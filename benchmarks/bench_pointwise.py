@@ -1,7 +1,7 @@
 """Issue 33, item 1: the hotspot fit's post-sampling likelihood work, a baseline commit against this checkout.
 
     python benchmarks/bench_pointwise.py [--baseline 8bac577] [--data ../shared/data/hotspot_raw]
-                                         [--subjects 8,14,28] [--draws 12000] [--rounds 3]
+                                         [--subjects 8,14,28|all] [--draws 12000] [--rounds 3]
 
 After NUTS a hotspot fit evaluates its likelihood at many draws: summed over the rounds for every family at
 every draw (the assembly's family probabilities) and at the bridge and proposal draws of bridge sampling, and
@@ -10,10 +10,13 @@ argmax tables at the subject's delta_r1 (``SubjectData.prepare``). This times th
 (all three families, the ũ± model; ``prepare`` for u, ũ and ũ±) at ``--draws`` draws (a third of them for the
 pointwise form), in fresh processes of the baseline (a temporary git worktree) and of this checkout,
 alternately for ``--rounds`` rounds (this machine's speed drifts by 10% within an hour), and prints each step's
-median seconds, the ratio (above 1: this checkout is faster) and whether the two computed the same values to
-the bit (they must: these steps' results feed the saved fits and every committed result drawn from them); the
-comparison also covers, untimed, the unaugmented model's kernels (one tau node) and ``to_subject_order``.
-Exit 1 where any value differs.
+median seconds, the ratio (above 1: this checkout is faster) and how many of the values the two computed
+differ, and by how much at most (relative); the comparison also covers, untimed, the unaugmented model's kernels
+(one tau node) and ``to_subject_order``. Exit 1 where any value differs.
+
+Against 8bac577 a few summed values may differ in their last bit (relative 1e-16; 0 to 5 of the 504 arrays of
+``--subjects all``): that commit's summed loop itself gives such differences between two processes on the same
+input (measured: four of six later runs of it differed from its first), while nine runs of this checkout agreed.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 from _baseline import baseline_worktree, is_commit  # beside this script
+
+from ibo_pymc.cli._common import subject_arg
 
 REPO = Path(__file__).resolve().parents[1]
 #: the commit before the post-sampling kernels were split (summed and pointwise) and the tables taken at the
@@ -55,7 +60,7 @@ def _inputs(sd, draws: int, seed: int) -> dict:
     return out
 
 
-def measure(data: str, subjects: list[int], draws: int, out: Path) -> dict:
+def measure(data: str, subjects: list[int] | str, draws: int, out: Path) -> dict:
     """The worker: times each step in this process (after one call that loads Numba's caches), saves the values
     to ``out`` (.npz) and returns the seconds per step."""
     from ibo_pymc.tasks.hotspot.data import load_hotspot
@@ -64,7 +69,8 @@ def measure(data: str, subjects: list[int], draws: int, out: Path) -> dict:
     from ibo_pymc.tasks.hotspot.model.builder import SubjectData
 
     tables = load_tables()
-    hot = load_hotspot(data, subjects=subjects)
+    hot = load_hotspot(data, subjects=None if subjects == "all" else subjects)
+    subjects = hot.subjects if subjects == "all" else subjects
     seconds = {"prepare (u, tau, tau_pm)": 0.0, "summed": 0.0, "pointwise": 0.0}
     values = {}
     for s in subjects:
@@ -73,16 +79,17 @@ def measure(data: str, subjects: list[int], draws: int, out: Path) -> dict:
         for model in ("u", "tau", "tau_pm"):
             SubjectData.prepare(obs, model, tables)
             t0 = time.perf_counter()
-            prepared[model] = sd = SubjectData.prepare(obs, model, tables)
+            prepared[model] = SubjectData.prepare(obs, model, tables)
             seconds["prepare (u, tau, tau_pm)"] += time.perf_counter() - t0
-            values[f"{s}-{model}-tables"] = sd.rt.values
-            values[f"{s}-{model}-order"] = sd.to_subject_order(
+            values[f"{s}-{model}-tables"] = prepared[model].rt.values
+            values[f"{s}-{model}-order"] = prepared[model].to_subject_order(
                 np.broadcast_to(np.arange(obs.n_rounds), (2, obs.n_rounds))
             )
         # the unaugmented model's kernels (one tau node) compared too, not timed
         for fam, args in _inputs(prepared["u"], 300, seed=s).items():
             for name, summed in (("summed", True), ("pointwise", False)):
                 values[f"{s}-u-{fam}-{name}"] = pointwise.loglik(prepared["u"], fam, *args, summed=summed)
+        sd = prepared["tau_pm"]
         for fam, args in _inputs(sd, draws, seed=s).items():
             third = tuple(a[: draws // 3] for a in args)
             for name, a, summed in (("summed", args, True), ("pointwise", third, False)):
@@ -95,12 +102,16 @@ def measure(data: str, subjects: list[int], draws: int, out: Path) -> dict:
     return seconds
 
 
+def _subjects_text(subjects: list[int] | str) -> str:
+    return subjects if subjects == "all" else ",".join(map(str, subjects))
+
+
 def _run(root: Path, args, out: Path) -> dict:
     """:func:`measure` in a fresh process on the package at ``root`` (``PYTHONPATH`` comes before the editable
     install's finder)."""
     r = subprocess.run(
-        [sys.executable, __file__, "--data", args.data, "--subjects", args.subjects, "--draws", str(args.draws),
-         "--worker", str(out)],
+        [sys.executable, __file__, "--data", args.data, "--subjects", _subjects_text(args.subjects),
+         "--draws", str(args.draws), "--worker", str(out)],
         env={**os.environ, "PYTHONPATH": str(root)}, cwd=root, capture_output=True, text=True,
     )  # fmt: skip
     if r.returncode != 0:
@@ -112,19 +123,13 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--baseline", default=BASELINE, help=f"commit to compare with (default {BASELINE})")
     p.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "hotspot_raw"))
-    p.add_argument("--subjects", default="8,14,28", help="comma-separated subject numbers")
+    p.add_argument("--subjects", type=subject_arg, default="8,14,28", help="subject numbers (8,14,28) or all")
     p.add_argument("--draws", type=int, default=12000, help="draws per family (a third for the pointwise form)")
     p.add_argument("--rounds", type=int, default=3, help="both measured this many times, alternately (median)")
     p.add_argument("--worker", metavar="NPZ", help=argparse.SUPPRESS)  # one measurement, in this process
     args = p.parse_args(argv)
-    try:
-        subjects = [int(v) for v in args.subjects.split(",") if v.strip()]
-    except ValueError:
-        p.error(f"--subjects: expected comma-separated subject numbers, got {args.subjects!r}")
-    if not subjects:
-        p.error("--subjects: expected at least one subject number")
     if args.worker:
-        print(json.dumps(measure(args.data, subjects, args.draws, Path(args.worker))))
+        print(json.dumps(measure(args.data, args.subjects, args.draws, Path(args.worker))))
         return 0
     if args.rounds < 1 or args.draws < 3:
         p.error(f"--rounds >= 1 and --draws >= 3 expected, got {args.rounds} and {args.draws}")
@@ -142,16 +147,33 @@ def main(argv=None) -> int:
                     runs[name].append(_run(root, args, tmp / f"{name}.npz"))
                     print(f"round {r + 1} {name}: " + ", ".join(f"{k} {v:.3f} s" for k, v in runs[name][-1].items()))
             a, b = np.load(tmp / "baseline.npz"), np.load(tmp / "current.npz")
-            same = {k: a[k].shape == b[k].shape and a[k].tobytes() == b[k].tobytes() for k in a.files}
-    print(f"\nbaseline {args.baseline} vs this checkout; subjects {args.subjects}, {args.draws} draws per family")
-    print(f"{'step':28s} {'baseline s':>11s} {'current s':>10s} {'ratio':>7s}  identical")
+            differ = {k: _differences(a[k], b[k]) for k in a.files}
+    subjects = _subjects_text(args.subjects)
+    print(f"\nbaseline {args.baseline} vs this checkout; subjects {subjects}, {args.draws} draws per family")
+    print(f"{'step':28s} {'baseline s':>11s} {'current s':>10s} {'ratio':>7s}  values that differ")
     for step in runs["baseline"][0]:
         before = statistics.median(x[step] for x in runs["baseline"])
         now = statistics.median(x[step] for x in runs["current"])
         keys = {"prepare (u, tau, tau_pm)": ("tables", "order")}.get(step, (step,))
-        ident = all(v for k, v in same.items() if k.rsplit("-", 1)[-1] in keys)
-        print(f"{step:28s} {before:11.3f} {now:10.3f} {before / now:6.2f}x  {'yes' if ident else 'NO'}")
-    return 0 if all(same.values()) else 1
+        mine = [d for k, d in differ.items() if k.rsplit("-", 1)[-1] in keys]
+        count, total = sum(n for n, _, _ in mine), sum(size for _, size, _ in mine)
+        worst = max(r for _, _, r in mine)
+        print(f"{step:28s} {before:11.3f} {now:10.3f} {before / now:6.2f}x  {count} of {total} (at most {worst:.1e})")
+    return 0 if all(n == 0 for n, _, _ in differ.values()) else 1
+
+
+def _differences(a: np.ndarray, b: np.ndarray) -> tuple[int, int, float]:
+    """How many of ``a``'s values ``b`` does not hold to the bit, of how many, and the largest relative
+    difference (inf where the shapes differ)."""
+    if a.shape != b.shape:
+        return a.size, a.size, float("inf")
+    a, b = a.ravel(), b.ravel()
+    neq = a.view(np.uint8).reshape(a.size, -1) != b.view(np.uint8).reshape(b.size, -1)
+    n = int(neq.any(axis=1).sum()) if a.size else 0
+    if n == 0:
+        return 0, a.size, 0.0
+    d = np.abs(a.astype(float) - b.astype(float))
+    return n, a.size, float(np.max(d / np.maximum(np.abs(a.astype(float)), np.finfo(float).tiny)))
 
 
 if __name__ == "__main__":
