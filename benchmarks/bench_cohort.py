@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _args import positive_int, subject_arg  # beside this script
 
 
 def timed_fit(obs, config, path):
@@ -59,12 +60,14 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=os.environ.get("IBO_DATA_DIR", "../shared/data/hotspot_raw"))
-    ap.add_argument("--subjects", default="all", help="comma-separated subject numbers, or all (default)")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--overhead-fits", type=int, default=6)
+    ap.add_argument(
+        "--subjects", type=subject_arg, default="all", help="comma-separated subject numbers, or all (default)"
+    )
+    ap.add_argument("--workers", type=positive_int, default=2)
+    ap.add_argument("--overhead-fits", type=positive_int, default=6)
     a = ap.parse_args()
     data = load_hotspot(a.data)
-    subjects = data.subjects if a.subjects == "all" else [int(s) for s in a.subjects.split(",")]
+    subjects = data.subjects if a.subjects == "all" else a.subjects
     cfg = FitConfig(seed=0)
     jobs = cohort_jobs(data, subjects, MODELS, cfg)
     quiet = lambda p: None  # noqa: E731

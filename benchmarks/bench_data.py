@@ -8,6 +8,7 @@ import os
 import time
 
 import pandas as pd
+from _args import positive_int  # beside this script
 
 from ibo_pymc.tasks.hotspot.data import load_hotspot
 
@@ -15,7 +16,7 @@ from ibo_pymc.tasks.hotspot.data import load_hotspot
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=os.environ.get("IBO_DATA_DIR", "../shared/data/hotspot_raw"))
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=positive_int, default=5)
     a = ap.parse_args()
     load_hotspot(a.data)  # warm imports and file cache
     t = []

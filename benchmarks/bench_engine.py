@@ -36,7 +36,8 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from _baseline import baseline_worktree, is_commit  # beside this script
+from _args import comma_list, positive_int, seed_int  # beside this script
+from _baseline import baseline_worktree, is_commit
 
 REPO = Path(__file__).resolve().parents[1]
 #: the last commit before issue 30 ("One engine for every task") began
@@ -103,19 +104,19 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--baseline", default=BASELINE, help=f"commit to compare with (default {BASELINE})")
     p.add_argument(
-        "--participants", default="1,4,6,7", help="grid-task participants (spatial, GP); '' skips the grid stage"
+        "--participants",
+        type=lambda t: comma_list(seed_int, "participant number")(t) if t.strip() else [],
+        default="1,4,6,7",
+        help="grid-task participants (spatial, GP); '' skips the grid stage",
     )
-    p.add_argument("--repeat", type=int, default=3, help="ibo-sample --subject 28: the median of this many runs")
+    p.add_argument(
+        "--repeat", type=positive_int, default=3, help="ibo-sample --subject 28: the median of this many runs"
+    )
     p.add_argument("--cohort", action="store_true", help="also the 84-fit hotspot cohort (about 75 s a run)")
-    p.add_argument("--rounds", type=int, default=1, help="measure both this many times, alternately (median)")
+    p.add_argument("--rounds", type=positive_int, default=1, help="measure both this many times, alternately (median)")
     p.add_argument("--data", default=os.environ.get("IBO_DATA_DIR", str(REPO.parent / "shared" / "data")))
     args = p.parse_args(argv)
-    if args.rounds < 1:
-        p.error(f"--rounds: expected a whole number >= 1, got {args.rounds}")
-    try:
-        participants = [int(v) for v in args.participants.split(",") if v.strip()]
-    except ValueError:
-        p.error(f"--participants: expected comma-separated participant numbers, got {args.participants!r}")
+    participants = args.participants
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if not is_commit(REPO, args.baseline):
         p.error(f"--baseline: {args.baseline!r} is not a commit of this repository")

@@ -11,6 +11,8 @@ import argparse
 import os
 import time
 
+from _args import positive_int  # beside this script
+
 from ibo_pymc.execution import open_executor
 from ibo_pymc.tasks.hotspot.data import load_hotspot, load_split
 from ibo_pymc.tasks.hotspot.forward import load_tables
@@ -32,7 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=os.environ.get("IBO_DATA_DIR", "../shared/data/hotspot_raw"))
     ap.add_argument("--split", default="../shared/data/paper_splits.csv")
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=positive_int, default=2)
     a = ap.parse_args()
     data = load_hotspot(a.data)
     split = load_split(a.split, data)

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 from _baseline import baseline_worktree, is_commit  # beside this script
 
-from ibo_pymc.cli._common import subject_arg
+from ibo_pymc.cli._common import positive_int, subject_arg
 
 REPO = Path(__file__).resolve().parents[1]
 #: the commit before the post-sampling kernels were split (summed and pointwise) and the tables taken at the
@@ -124,8 +124,10 @@ def main(argv=None) -> int:
     p.add_argument("--baseline", default=BASELINE, help=f"commit to compare with (default {BASELINE})")
     p.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "hotspot_raw"))
     p.add_argument("--subjects", type=subject_arg, default="8,14,28", help="subject numbers (8,14,28) or all")
-    p.add_argument("--draws", type=int, default=12000, help="draws per family (a third for the pointwise form)")
-    p.add_argument("--rounds", type=int, default=3, help="both measured this many times, alternately (median)")
+    p.add_argument(
+        "--draws", type=positive_int, default=12000, help="draws per family (a third for the pointwise form)"
+    )
+    p.add_argument("--rounds", type=positive_int, default=3, help="both measured this many times, alternately (median)")
     p.add_argument("--worker", metavar="NPZ", help=argparse.SUPPRESS)  # one measurement, in this process
     args = p.parse_args(argv)
     if args.worker:

@@ -20,6 +20,7 @@ import math
 import time
 
 import numpy as np
+from _args import positive_int, seed_int  # beside this script
 
 
 def baseline_folds(gr, model, proto):
@@ -51,9 +52,9 @@ def baseline_folds(gr, model, proto):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--participants", type=int, default=3, help="sampled participants per experiment")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--participants", type=positive_int, default=3, help="sampled participants per experiment")
+    ap.add_argument("--workers", type=positive_int, default=2)
+    ap.add_argument("--seed", type=seed_int, default=0)
     ap.add_argument("--baseline-models", default="RBFUCB,RBFGM,LRBFUCB,LBMTGM")
     args = ap.parse_args()
 

@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _grid_data import PARTS, study_part  # beside this script
+from _args import positive_int, seed_int, subject_arg  # beside this script
+from _grid_data import PARTS, study_part
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 15.0
@@ -32,13 +33,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"), help="the folder of study folders")
     ap.add_argument("--experiment", default="2d", choices=PARTS)
-    ap.add_argument("--sample", type=int, default=10, help="participants drawn (default 10)")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
-    ap.add_argument("--participants", default=None, help="participants by number, comma-separated (no draw)")
+    ap.add_argument("--sample", type=positive_int, default=10, help="participants drawn (default 10)")
+    ap.add_argument("--seed", type=seed_int, default=0, help="seed of the draw (default 0)")
+    ap.add_argument(
+        "--participants", type=subject_arg, default=None, help="participants by number, comma-separated (no draw)"
+    )
     ap.add_argument("--surrogate", default="GP", choices=["GP", "BMT"])
-    ap.add_argument("--tune", type=int, default=None, help="tuning steps per chain (default: the task's)")
+    ap.add_argument("--tune", type=positive_int, default=None, help="tuning steps per chain (default: the task's)")
     ap.add_argument("--screen", type=float, default=None, help="Laplace screening in nats (default: the engine's)")
-    ap.add_argument("--draws", type=int, default=None, help="kept draws per chain (default: the task's)")
+    ap.add_argument("--draws", type=positive_int, default=None, help="kept draws per chain (default: the task's)")
     ap.add_argument("--csv", default=None, help="write the rows here")
     args = ap.parse_args()
     settings = {k: v for k, v in (("tune", args.tune), ("screen", args.screen), ("draws", args.draws)) if v is not None}
@@ -50,7 +53,7 @@ def main() -> int:
     task, ds = study_part(args.data, args.experiment)
     ids = sorted(int(s) for s in task.subjects(ds))
     if args.participants:
-        chosen = [int(s) for s in args.participants.split(",")]
+        chosen = ids if args.participants == "all" else args.participants
     else:
         chosen = sorted(np.random.default_rng(args.seed).choice(ids, size=min(args.sample, len(ids)), replace=False))
     first = task.observations(ds, chosen[0], context=args.experiment)

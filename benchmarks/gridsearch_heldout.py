@@ -17,14 +17,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _args import positive_int, subject_arg  # beside this script
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--participants", default="1,4,6,7")
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--participants", type=subject_arg, default="1,4,6,7")
+    ap.add_argument("--workers", type=positive_int, default=2)
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "cognitivemaps"))
     ap.add_argument("--csv", type=Path, default=None)
     args = ap.parse_args()
@@ -33,11 +34,11 @@ def main() -> int:
     from ibo_pymc.execution import Job, run_jobs
     from ibo_pymc.io import write_csv
     from ibo_pymc.tasks.gridsearch.compare import heldout_fold, loo_by_round
-    from ibo_pymc.tasks.gridsearch.data import grid_rounds, load
+    from ibo_pymc.tasks.gridsearch.data import grid_rounds, load, subjects
     from ibo_pymc.tasks.gridsearch.model import GridSearchConfig, fit
 
     table = load(args.data)
-    ids = [int(s) for s in args.participants.split(",")]
+    ids = subjects(table) if args.participants == "all" else args.participants
     cfg = GridSearchConfig(cores=1)
     tasks = []
     for s in ids:

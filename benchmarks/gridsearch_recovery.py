@@ -16,14 +16,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from _args import positive_int, seed_int  # beside this script
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=20)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--n", type=positive_int, default=20)
+    ap.add_argument("--workers", type=positive_int, default=2)
+    ap.add_argument("--seed", type=seed_int, default=0)
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "cognitivemaps"))
     ap.add_argument("--csv", type=Path, default=None)
     args = ap.parse_args()

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _grid_data import PARTS, study_part  # beside this script
+from _args import comma_list  # beside this script
+from _grid_data import PARTS, study_part
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -32,7 +33,12 @@ def main() -> int:
     ap.add_argument("--fits", type=Path, required=True, help="a folder of the grid task's saved fits (*.nc)")
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"), help="the folder of study folders")
     ap.add_argument("--experiment", default="2d", choices=PARTS)
-    ap.add_argument("--screens", default="8,10,12,15", help="screens to tabulate (nats, comma-separated)")
+    ap.add_argument(
+        "--screens",
+        type=comma_list(float, "number"),
+        default="8,10,12,15",
+        help="screens to tabulate (nats, comma-separated)",
+    )
     ap.add_argument("--csv", default=None, help="write the rows here")
     args = ap.parse_args()
 
@@ -77,7 +83,7 @@ def main() -> int:
         f"{len(paths)} fits, {len(d)} sampled families: Laplace minus bridge log evidence {q[0]:+.2f} (min), "
         f"{q[1]:+.2f} / {q[2]:+.2f} / {q[3]:+.2f} (5/50/95%), {q[4]:+.2f} (max)"
     )
-    for screen in (float(s) for s in args.screens.split(",")):
+    for screen in args.screens:
         skip = d[d.laplace_gap > screen]
         fits = len(skip[["participant", "surrogate"]].drop_duplicates())
         worst = float(np.exp(-skip.bridge_gap.min())) if len(skip) else 0.0

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _timing import per_call  # beside this script
+from _args import positive_int  # beside this script
+from _timing import per_call
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -26,8 +27,8 @@ REPO = Path(__file__).resolve().parents[1]
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "cognitivemaps"))
-    ap.add_argument("--subjects", type=int, default=None, help="participants to reproduce (default all)")
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--subjects", type=positive_int, default=None, help="participants to reproduce (default all)")
+    ap.add_argument("--workers", type=positive_int, default=2)
     args = ap.parse_args()
 
     from scipy import special

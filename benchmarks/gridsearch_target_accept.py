@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _args import comma_list, probability  # beside this script
 
 QUANTILES = (0.05, 0.5, 0.95)
 
@@ -29,15 +30,15 @@ def main() -> int:
     ap.add_argument("--experiment", default="1d", choices=("1d", "2d"))
     ap.add_argument("--participant", type=int, default=39)
     ap.add_argument("--surrogate", default="GP", choices=("GP", "BMT"))
-    ap.add_argument("--target-accept", default="0.8,0.95", help="comma-separated rates in (0, 1)")
+    ap.add_argument(
+        "--target-accept",
+        type=comma_list(probability, "rate"),
+        default="0.8,0.95",
+        help="comma-separated rates in (0, 1)",
+    )
     ap.add_argument("--csv", type=Path, default=None)
     args = ap.parse_args()
-    try:
-        rates = [float(r) for r in args.target_accept.split(",")]
-    except ValueError:
-        rates = []
-    if not rates or not all(0 < r < 1 for r in rates):
-        ap.error(f"--target-accept: expected comma-separated numbers in (0, 1), got {args.target_accept!r}")
+    rates = args.target_accept
 
     from ibo_pymc.io import write_csv
     from ibo_pymc.tasks import get_task

@@ -22,14 +22,15 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from _args import positive_int  # beside this script
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cohorts", type=int, default=12)
-    ap.add_argument("--subjects", type=int, default=12)
-    ap.add_argument("--rounds", type=int, default=100)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--cohorts", type=positive_int, default=12)
+    ap.add_argument("--subjects", type=positive_int, default=12)
+    ap.add_argument("--rounds", type=positive_int, default=100)
+    ap.add_argument("--workers", type=positive_int, default=2)
     ap.add_argument("--csv", type=Path, default=None)
     ap.add_argument("--resume", action="store_true", help="keep the cohorts --csv holds, fit the others")
     ap.add_argument("--seeds", default=None, help="A-B: fit only these of the cohorts' seeds (inclusive)")

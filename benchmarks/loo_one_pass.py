@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from gridsearch_table import observations  # beside this script
+from _args import positive_int  # beside this script
+from gridsearch_table import observations
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT = "2020:conceptual:27,2020:spatial:4"
@@ -52,7 +53,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"), help="the folder of study folders")
     ap.add_argument("--fits", default=DEFAULT, help=f"participants, study:part:id (default {DEFAULT})")
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each variant (the median is printed)")
+    ap.add_argument("--repeat", type=positive_int, default=3, help="runs of each variant (the median is printed)")
     args = ap.parse_args()
 
     from ibo_pymc.engine.loo import psis_components

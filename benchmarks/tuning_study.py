@@ -30,6 +30,7 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+from _args import comma_list, positive_int, seed_int  # beside this script
 from bench_engine import REPO, command_wall_time  # the same way of running a command, from this folder
 
 MODELS = ("u", "tau", "tau_pm")
@@ -97,9 +98,14 @@ def summarise(runs: dict) -> pd.DataFrame:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default="../shared/data/hotspot_raw", help="the hotspot raw-log folder")
-    p.add_argument("--tunes", default="300,500,1000", help="tuning lengths, comma-separated")
-    p.add_argument("--seeds", default="0,1,2", help="seeds, comma-separated")
-    p.add_argument("--workers", type=int, default=2)
+    p.add_argument(
+        "--tunes",
+        type=comma_list(positive_int, "tuning length"),
+        default="300,500,1000",
+        help="tuning lengths, comma-separated",
+    )
+    p.add_argument("--seeds", type=comma_list(seed_int, "seed"), default="0,1,2", help="seeds, comma-separated")
+    p.add_argument("--workers", type=positive_int, default=2)
     p.add_argument("--csv", help="also write the table here (atomically)")
     p.add_argument(
         "--update",
@@ -107,8 +113,8 @@ def main(argv=None) -> int:
         help="with --csv: keep the file's rows of other (tune, seed) pairs (a study grown seed by seed)",
     )
     args = p.parse_args(argv)
-    tunes = sorted(int(t) for t in args.tunes.split(","))
-    seeds = [int(s) for s in args.seeds.split(",")]
+    tunes = sorted(set(args.tunes))
+    seeds = args.seeds
     env = dict(os.environ)
     data = str(Path(args.data).resolve())  # the commands run in the repository's folder
     runs = {}

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _args import positive_int  # beside this script
 
 
 def _summary(df: pd.DataFrame, what: str) -> str:
@@ -42,8 +43,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fits", type=Path, required=True)
     ap.add_argument("--data", default="../shared/data/hotspot_raw")
-    ap.add_argument("--subjects", type=int, default=12)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--subjects", type=positive_int, default=12)
+    ap.add_argument("--workers", type=positive_int, default=2)
     ap.add_argument("--csv", type=Path, default=None)
     args = ap.parse_args()
 
