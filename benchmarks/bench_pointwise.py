@@ -23,16 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from _baseline import baseline_worktree, is_commit  # beside this script
+from _baseline import alternate, is_commit, report, worker_run  # beside this script
 
 from ibo_pymc.cli._common import positive_int, subject_arg
 
@@ -107,16 +104,9 @@ def _subjects_text(subjects: list[int] | str) -> str:
 
 
 def _run(root: Path, args, out: Path) -> dict:
-    """:func:`measure` in a fresh process on the package at ``root`` (``PYTHONPATH`` comes before the editable
-    install's finder)."""
-    r = subprocess.run(
-        [sys.executable, __file__, "--data", args.data, "--subjects", _subjects_text(args.subjects),
-         "--draws", str(args.draws), "--worker", str(out)],
-        env={**os.environ, "PYTHONPATH": str(root)}, cwd=root, capture_output=True, text=True,
-    )  # fmt: skip
-    if r.returncode != 0:
-        raise SystemExit(f"{root}: the measurement failed ({r.returncode}):\n{r.stderr[-2000:]}")
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    """:func:`measure` in a fresh process on the package at ``root``."""
+    argv = [__file__, "--data", args.data, "--subjects", _subjects_text(args.subjects), "--draws", str(args.draws)]
+    return worker_run(root, [*argv, "--worker", str(out)])
 
 
 def main(argv=None) -> int:
@@ -140,42 +130,14 @@ def main(argv=None) -> int:
     if not is_commit(REPO, args.baseline):
         p.error(f"--baseline: {args.baseline!r} is not a commit of this repository")
     with tempfile.TemporaryDirectory(prefix="bench-pointwise-") as tmp:
-        tmp = Path(tmp)
-        with baseline_worktree(REPO, args.baseline, tmp / "baseline") as base:
-            runs = {"baseline": [], "current": []}
-            for r in range(args.rounds):
-                order = (("baseline", base), ("current", REPO))
-                for name, root in order if r % 2 == 0 else order[::-1]:
-                    runs[name].append(_run(root, args, tmp / f"{name}.npz"))
-                    print(f"round {r + 1} {name}: " + ", ".join(f"{k} {v:.3f} s" for k, v in runs[name][-1].items()))
-            a, b = np.load(tmp / "baseline.npz"), np.load(tmp / "current.npz")
-            differ = {k: _differences(a[k], b[k]) for k in a.files}
+        runs, differ = alternate(
+            REPO, args.baseline, args.rounds, lambda root, npz: _run(root, args, npz), Path(tmp), 3
+        )
     subjects = _subjects_text(args.subjects)
     print(f"\nbaseline {args.baseline} vs this checkout; subjects {subjects}, {args.draws} draws per family")
-    print(f"{'step':28s} {'baseline s':>11s} {'current s':>10s} {'ratio':>7s}  values that differ")
-    for step in runs["baseline"][0]:
-        before = statistics.median(x[step] for x in runs["baseline"])
-        now = statistics.median(x[step] for x in runs["current"])
-        keys = {"prepare (u, tau, tau_pm)": ("tables", "order")}.get(step, (step,))
-        mine = [d for k, d in differ.items() if k.rsplit("-", 1)[-1] in keys]
-        count, total = sum(n for n, _, _ in mine), sum(size for _, size, _ in mine)
-        worst = max(r for _, _, r in mine)
-        print(f"{step:28s} {before:11.3f} {now:10.3f} {before / now:6.2f}x  {count} of {total} (at most {worst:.1e})")
-    return 0 if all(n == 0 for n, _, _ in differ.values()) else 1
-
-
-def _differences(a: np.ndarray, b: np.ndarray) -> tuple[int, int, float]:
-    """How many of ``a``'s values ``b`` does not hold to the bit, of how many, and the largest relative
-    difference (inf where the shapes differ)."""
-    if a.shape != b.shape:
-        return a.size, a.size, float("inf")
-    a, b = a.ravel(), b.ravel()
-    neq = a.view(np.uint8).reshape(a.size, -1) != b.view(np.uint8).reshape(b.size, -1)
-    n = int(neq.any(axis=1).sum()) if a.size else 0
-    if n == 0:
-        return 0, a.size, 0.0
-    d = np.abs(a.astype(float) - b.astype(float))
-    return n, a.size, float(np.max(d / np.maximum(np.abs(a.astype(float)), np.finfo(float).tiny)))
+    return report(
+        runs, differ, lambda step: {"prepare (u, tau, tau_pm)": ("tables", "order")}.get(step, (step,)), 28, 3
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ CASES = [
     ("bench_cohort.py", "--workers", "0"),
     ("bench_engine.py", "--participants", "1,x"),
     ("bench_engine.py", "--rounds", "0"),
+    ("bench_grid_kernels.py", "--participants", "a"),
+    ("bench_grid_kernels.py", "--draws", "0"),
     ("bench_pointwise.py", "--subjects", "-3"),
     ("bench_pointwise.py", "--draws", "0"),
     ("gridsearch_fit_time.py", "--participants", "a"),

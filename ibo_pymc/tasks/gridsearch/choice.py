@@ -236,65 +236,90 @@ def _pmu(m, v, dm, dv, eps, q, qt, grad):
 
 
 @numba.njit(cache=True, inline="always")
-def _acquisition(base, local, mu_t, var_t, dmu_t, dvar_t, best, beta, rule, smooth, wrow, pq, pqt, q, qth, qb):
+def _acquisition(
+    base, local, mu_t, var_t, dmu_t, dvar_t, best, beta, rule, smooth, wrow, pq, pqt, q, qth, qb, want=True
+):
     """One decision's acquisition values ``q`` (P,), their derivatives in the surrogate's parameter ``qth`` and in
     beta ``qb``: the family ``base`` (local: weighted by ``wrow``, the previous choice's row of the local weights)
     under the choice rule's clamps. PMU's values come in ``pq``, ``pqt`` (:func:`_pmu`). Shared by the
-    likelihood's kernel and the table's (:func:`choice_loglik_table`)."""
+    likelihood's kernels and the table's (:func:`choice_loglik_table`).
+
+    One loop over the options per family, then the clamps and the local weights in loops of their own: a loop
+    with no branch on the family inside is one the compiler vectorises (square roots and divisions four options
+    at a time); each option's arithmetic is the same either way, so the values are too.
+
+    ``want``: whether the derivatives are wanted. A constant where the function is inlined, so that with
+    ``False`` (:func:`_loglik_values`) the compiler drops their arithmetic (PI's density, every division by the
+    standard deviation's derivative); ``dmu_t``, ``dvar_t`` and ``pqt`` are then not read and ``qth``, ``qb`` are
+    left as they were.
+
+    The kernels this is inlined into divide without Numba's check for a zero divisor (``error_model="numpy"``:
+    the check's branch kept these loops from being vectorised): a zero divisor (tau 0, tau squared underflowing
+    below 1.5e-162, EI's and PI's standard deviation 0) gives an infinite or NaN log-likelihood instead of a
+    ``ZeroDivisionError``, as the likelihood's density already gave there (CHANGELOG); a density that is not
+    finite is rejected where it is used (NUTS, the mode's search, the LOO)."""
     P = mu_t.shape[0]
-    for p in range(P):
-        v = var_t[p]
-        s = math.sqrt(v)
-        ds = dvar_t[p] / (2.0 * s) if s > 0.0 else 0.0
-        m = mu_t[p]
-        dm = dmu_t[p]
-        if base == 0:
-            qv = m + beta * s
-            qt = dm + beta * ds
-            qbv = s
-        elif base == 1:
+    if base == 0:
+        for p in range(P):
+            s = math.sqrt(var_t[p])
+            q[p] = mu_t[p] + beta * s
+            if want:
+                ds = dvar_t[p] / (2.0 * s) if s > 0.0 else 0.0
+                qth[p] = dmu_t[p] + beta * ds
+                qb[p] = s
+    elif base == 1 or base == 2:
+        for p in range(P):
+            s = math.sqrt(var_t[p])
+            m = mu_t[p]
             z = (m - best + smooth) / (s + smooth)
-            dz = dm / (s + smooth) - (m - best + smooth) * ds / ((s + smooth) * (s + smooth))
             cdf = 0.5 * math.erfc(-z * _INV_SQRT2)
-            pdf = _INV_SQRT2PI * math.exp(-0.5 * z * z)
-            qv = (m - best) * cdf + s * pdf
-            # d/dtheta of (m - y*) Phi(z) + s phi(z); the last term vanishes unless smooth > 0
-            qt = cdf * dm + pdf * ds + pdf * dz * ((m - best) - s * z)
-            qbv = 0.0
-        elif base == 2:
-            z = (m - best + smooth) / (s + smooth)
-            dz = dm / (s + smooth) - (m - best + smooth) * ds / ((s + smooth) * (s + smooth))
-            cdf = 0.5 * math.erfc(-z * _INV_SQRT2)
-            pdf = _INV_SQRT2PI * math.exp(-0.5 * z * z)
-            qv = cdf
-            qt = pdf * dz
-            qbv = 0.0
-        elif base == 3:
-            qv = m
-            qt = dm
-            qbv = 0.0
-        elif base == 4:
-            qv = s
-            qt = ds
-            qbv = 0.0
-        else:
-            qv = pq[p] + (0.0001 if rule >= 2 else 0.0)  # the 2018 code adds 0.0001 to PMU
-            qt = pqt[p]
-            qbv = 0.0
-        if rule > 0 and (base == 0 or base == 3 or base == 4):
-            # the published clamps: below 0.0001 (2020), below 0 (2018 grid), at or below 0 (2018 line)
-            if (rule == 1 and qv < 0.0001) or (rule == 2 and qv < 0.0) or (rule == 3 and qv <= 0.0):
-                qv, qt, qbv = 0.0001, 0.0, 0.0
-            elif qv > 100.0:
-                qv, qt, qbv = 100.0, 0.0, 0.0
-        if local:
+            pdf = 0.0
+            if base == 1 or want:
+                pdf = _INV_SQRT2PI * math.exp(-0.5 * z * z)
+            q[p] = (m - best) * cdf + s * pdf if base == 1 else cdf
+            if want:
+                ds = dvar_t[p] / (2.0 * s) if s > 0.0 else 0.0
+                dm = dmu_t[p]
+                dz = dm / (s + smooth) - (m - best + smooth) * ds / ((s + smooth) * (s + smooth))
+                # EI: d/dtheta of (m - y*) Phi(z) + s phi(z); the last term vanishes unless smooth > 0
+                qth[p] = cdf * dm + pdf * ds + pdf * dz * ((m - best) - s * z) if base == 1 else pdf * dz
+                qb[p] = 0.0
+    elif base == 3:
+        for p in range(P):
+            q[p] = mu_t[p]
+            if want:
+                qth[p] = dmu_t[p]
+                qb[p] = 0.0
+    elif base == 4:
+        for p in range(P):
+            s = math.sqrt(var_t[p])
+            q[p] = s
+            if want:
+                qth[p] = dvar_t[p] / (2.0 * s) if s > 0.0 else 0.0
+                qb[p] = 0.0
+    else:
+        add = 0.0001 if rule >= 2 else 0.0  # the 2018 code adds 0.0001 to PMU
+        for p in range(P):
+            q[p] = pq[p] + add
+            if want:
+                qth[p] = pqt[p]
+                qb[p] = 0.0
+    if rule > 0 and (base == 0 or base == 3 or base == 4):
+        # the published clamps: below 0.0001 (2020), below 0 (2018 grid), at or below 0 (2018 line)
+        for p in range(P):
+            qv = q[p]
+            if (rule == 1 and qv < 0.0001) or (rule == 2 and qv < 0.0) or (rule == 3 and qv <= 0.0) or qv > 100.0:
+                q[p] = 0.0001 if qv <= 100.0 else 100.0
+                if want:
+                    qth[p] = 0.0
+                    qb[p] = 0.0
+    if local:
+        for p in range(P):
             w = wrow[p]
-            qv *= w
-            qt *= w
-            qbv *= w
-        q[p] = qv
-        qth[p] = qt
-        qb[p] = qbv
+            q[p] *= w
+            if want:
+                qth[p] *= w
+                qb[p] *= w
 
 
 #: :func:`_exp_nonpositive`: exp(x) = 2^k exp(r), k the integer nearest x / log 2 (rounded by adding
@@ -370,107 +395,123 @@ def _clamp_decides(qc, mx, m2, tau, P):
     return 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, error_model="numpy")
 def _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, rule, wloc, eps, ll, grad):
     """Per round r: ``ll[r]`` and ``grad[r] = d ll[r] / d (theta, beta, tau)`` (theta: the surrogate's parameter).
     ``family`` and ``rule`` are codes (:data:`REGISTRY`, :data:`~.rules.RULES`); ``wloc`` the local weights (P, P) of a
     local family (:func:`local_weights`), ``eps`` PMU's draws (:func:`pmu_draws`)."""
+    work = _choice_scratch(mu.shape[2])
+    for r in range(mu.shape[0]):
+        ll[r], grad[r, 0], grad[r, 1], grad[r, 2] = _round_choices(
+            mu[r], var[r], dmu[r], dvar[r], choices[r], y[r], lengths[r], family, beta, tau, rule, wloc, eps, work, True
+        )
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _loglik_values(mu, var, choices, y, lengths, family, beta, tau, rule, wloc, eps, ll):
+    """``ll[r]`` of :func:`_loglik_kernel` without the gradient, the same values to the bit (its arithmetic is
+    theirs; what only the gradient needs is compiled out): what evaluates the likelihood at many draws (bridge
+    sampling, the draws' log-likelihood, moment matching in the LOO) uses it, or, a round at a time,
+    :func:`_round_values`."""
+    work = _choice_scratch(mu.shape[2])
+    for r in range(mu.shape[0]):
+        ll[r] = _round_values(mu[r], var[r], choices[r], y[r], lengths[r], family, beta, tau, rule, wloc, eps, work)
+
+
+@numba.njit(cache=True)
+def _choice_scratch(P):
+    """The work arrays of :func:`_round_choices` for P options (allocated once per evaluation, not per round)."""
+    return np.empty((9, P))
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _round_values(mu, var, ch, y, n, family, beta, tau, rule, wloc, eps, work):
+    """One round's log-likelihood of :func:`_loglik_values`: ``mu``, ``var`` the posterior before its choices
+    (T - 1, P; rows from ``n - 1`` on are not read), ``ch``, ``y`` its choices and rewards (T,), ``n`` its
+    observations, ``work`` :func:`_choice_scratch`. The posterior's derivatives are not read (``mu`` and ``var``
+    stand in for them)."""
+    return _round_choices(mu, var, mu, var, ch, y, n, family, beta, tau, rule, wloc, eps, work, False)[0]
+
+
+@numba.njit(cache=True, inline="always")
+def _round_choices(mu, var, dmu, dvar, ch, y, n, family, beta, tau, rule, wloc, eps, work, want):
+    """One round's log-likelihood and, with ``want``, its gradient in (theta, beta, tau): the body of
+    :func:`_loglik_kernel` (``want`` True) and :func:`_round_values` (False), inlined into each so that ``want`` is
+    a constant there (:func:`_acquisition`). Arguments as :func:`_round_values`'s, with the posterior's
+    derivatives ``dmu``, ``dvar``."""
     local = family >= LOCAL
     base = family - LOCAL if local else family
     smooth = EPS_2018 if rule >= 2 else 0.0  # the 2018 code's smoothing of EI and PI
-    R = mu.shape[0]
-    P = mu.shape[2]
-    q = np.empty(P)
-    e = np.empty(P)
-    qth = np.empty(P)
-    qb = np.empty(P)
-    pq = np.empty(P)
-    pqt = np.empty(P)
-    work = np.empty((3, P))
-    for r in range(R):
-        tot = 0.0
-        g0 = 0.0
-        g1 = 0.0
-        g2 = 0.0
-        best = y[r, 0]
-        for t in range(lengths[r] - 1):
-            if t > 0 and y[r, t] > best:
-                best = y[r, t]
-            c = choices[r, t + 1]
-            prev = choices[r, t]
-            if base == 5 and rule == 3:  # the line code's PMU: each option alone in its draw, so 1 everywhere
-                pq[:] = 1.0
-                pqt[:] = 0.0
-            elif base == 5:
-                _pmu(mu[r, t], var[r, t], dmu[r, t], dvar[r, t], eps, pq, pqt, True)
-            w = wloc[prev if local else 0]  # a plain family's weights are a placeholder, never read
-            _acquisition(
-                base,
-                local,
-                mu[r, t],
-                var[r, t],
-                dmu[r, t],
-                dvar[r, t],
-                best,
-                beta,
-                rule,
-                smooth,
-                w,
-                pq,
-                pqt,
-                q,
-                qth,
-                qb,
-            )
-            mx, m2 = _top_two(q)
-            decided = _clamp_decides(q[c], mx, m2, tau, P) if rule > 0 else 0
-            if decided:
-                tot += math.log(1e-5) if decided < 0 else math.log(0.99999)
-                continue
-            se = 0.0
-            if rule == 0:
-                # the published rules keep math.exp: their maxima (the committed reproduction) rest on the last bit
-                for p in range(P):
-                    work[0, p] = (q[p] - mx) / tau
-                _exp_nonpositive(work[0], e, work[1], work[2])
-                for p in range(P):
-                    se += e[p]
-            else:
-                for p in range(P):
-                    e[p] = math.exp((q[p] - mx) / tau)
-                    se += e[p]
-            if rule == 0:
-                # the difference first: q / tau - (max q / tau + log se) loses |q| / tau ulps (whole nats at
-                # tau 1e-17), so a tiny tau scored rounding instead of choices (Wu 2018 2-D participants 31, 55)
-                lp = (q[c] - mx) / tau - math.log(se)
-            else:
-                lp = q[c] / tau - (mx / tau + math.log(se))  # as the committed reproduction was computed
-            if rule > 0 and lp < math.log(1e-5):
-                tot += math.log(1e-5)
-                continue
-            if rule > 0 and lp > math.log(0.99999):
-                tot += math.log(0.99999)
-                continue
-            tot += lp
-            # d lp / d q_p = (delta_pc - p_p) / tau ;  d lp / d tau = -(q_c - E_p q) / tau^2
-            # the plain rule takes tau's term as E_p (q_p - q_c), the differences first, as lp above (a tie then
-            # gives exactly 0 at any tau); the published rules as before (qc = 0 leaves their sums as they were)
-            qc = q[c] if rule == 0 else 0.0
-            eq = 0.0
-            eth = 0.0
-            eb = 0.0
+    P = mu.shape[1]
+    q, e, qth, qb, pq, pqt = work[0], work[1], work[2], work[3], work[4], work[5]
+    tot = 0.0
+    g0 = 0.0
+    g1 = 0.0
+    g2 = 0.0
+    best = y[0]
+    for t in range(n - 1):
+        if t > 0 and y[t] > best:
+            best = y[t]
+        c = ch[t + 1]
+        prev = ch[t]
+        if base == 5 and rule == 3:  # the line code's PMU: each option alone in its draw, so 1 everywhere
+            pq[:] = 1.0
+            pqt[:] = 0.0
+        elif base == 5:
+            _pmu(mu[t], var[t], dmu[t], dvar[t], eps, pq, pqt, want)
+        w = wloc[prev if local else 0]  # a plain family's weights are a placeholder, never read
+        _acquisition(
+            base, local, mu[t], var[t], dmu[t], dvar[t], best, beta, rule, smooth, w, pq, pqt, q, qth, qb, want
+        )
+        mx, m2 = _top_two(q)
+        decided = _clamp_decides(q[c], mx, m2, tau, P) if rule > 0 else 0
+        if decided:
+            tot += math.log(1e-5) if decided < 0 else math.log(0.99999)
+            continue
+        se = 0.0
+        if rule == 0:
+            # the published rules keep math.exp: their maxima (the committed reproduction) rest on the last bit
+            x = work[6]
             for p in range(P):
-                pp = e[p] / se
-                eq += pp * (q[p] - qc)
-                eth += pp * qth[p]
-                eb += pp * qb[p]
-            g0 += (qth[c] - eth) / tau
-            g1 += (qb[c] - eb) / tau
-            g2 += -((q[c] - qc) - eq) / (tau * tau)
-        ll[r] = tot
-        grad[r, 0] = g0
-        grad[r, 1] = g1
-        grad[r, 2] = g2
+                x[p] = (q[p] - mx) / tau
+            _exp_nonpositive(x, e, work[7], work[8])
+            for p in range(P):
+                se += e[p]
+        else:
+            for p in range(P):
+                e[p] = math.exp((q[p] - mx) / tau)
+                se += e[p]
+        if rule == 0:
+            # the difference first: q / tau - (max q / tau + log se) loses |q| / tau ulps (whole nats at
+            # tau 1e-17), so a tiny tau scored rounding instead of choices (Wu 2018 2-D participants 31, 55)
+            lp = (q[c] - mx) / tau - math.log(se)
+        else:
+            lp = q[c] / tau - (mx / tau + math.log(se))  # as the committed reproduction was computed
+        if rule > 0 and lp < math.log(1e-5):
+            tot += math.log(1e-5)
+            continue
+        if rule > 0 and lp > math.log(0.99999):
+            tot += math.log(0.99999)
+            continue
+        tot += lp
+        if not want:
+            continue
+        # d lp / d q_p = (delta_pc - p_p) / tau ;  d lp / d tau = -(q_c - E_p q) / tau^2
+        # the plain rule takes tau's term as E_p (q_p - q_c), the differences first, as lp above (a tie then
+        # gives exactly 0 at any tau); the published rules as before (qc = 0 leaves their sums as they were)
+        qc = q[c] if rule == 0 else 0.0
+        eq = 0.0
+        eth = 0.0
+        eb = 0.0
+        for p in range(P):
+            pp = e[p] / se
+            eq += pp * (q[p] - qc)
+            eth += pp * qth[p]
+            eb += pp * qb[p]
+        g0 += (qth[c] - eth) / tau
+        g1 += (qb[c] - eb) / tau
+        g2 += -((q[c] - qc) - eq) / (tau * tau)
+    return tot, g0, g1, g2
 
 
 @numba.njit(cache=True)

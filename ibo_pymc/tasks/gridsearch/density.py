@@ -42,7 +42,10 @@ from ibo_pymc.tasks.gridsearch.choice import (
     LOCAL,
     NO_DRAWS,
     NO_WEIGHTS,
+    _choice_scratch,
     _loglik_kernel,
+    _loglik_values,
+    _round_values,
     family_code,
     family_draws,
     local_weights,
@@ -54,7 +57,9 @@ from ibo_pymc.tasks.gridsearch.surrogate import (
     _bmt_all,
     _gp_all,
     _gp_interp,
+    _gp_round,
     _in_table,
+    _kernel_tables,
     observation_lengths,
 )
 
@@ -69,13 +74,16 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 @numba.njit(cache=True)
 def _round_loglik(choices, y, lengths, d2i, wloc, eps, surrogate, family, theta, beta, tau, grad, tab, lo, h):
-    """Per-round log-likelihood (R,) and its gradient (R, 3) in (theta, beta, tau); the plain choice rule.
+    """Per-round log-likelihood (R,) and, with ``grad``, its gradient (R, 3) in (theta, beta, tau) (else zeros:
+    the value-only kernel, :func:`~.choice._loglik_values`); the plain choice rule.
     ``lengths`` (R,) the observations of each round, ``d2i`` the options' squared distances (P, P), ``wloc`` the
     local families' weights (P, P), ``eps`` PMU's draws (S, P); ``tab`` the GP posterior's table at nodes
     ``lo + k h`` of log(lambda) (:data:`NO_TABLE`: none), used for a GP at a lambda within its nodes."""
     R = choices.shape[0]
     if surrogate == 0 and _in_table(tab, lo, h, theta):
         mu, var, dmu, dvar = _gp_interp(tab, lengths, lo, h, theta, NOISE)
+    elif surrogate == 0 and not grad:
+        return _gp_values(choices, y, lengths, d2i, wloc, eps, family, theta, beta, tau), np.zeros((R, 3))
     elif surrogate == 0:
         mu, var, dmu, dvar = _gp_all(choices, y, lengths, theta, d2i, NOISE, grad)
     else:
@@ -83,9 +91,35 @@ def _round_loglik(choices, y, lengths, d2i, wloc, eps, surrogate, family, theta,
         dmu *= 2.0 * theta
         dvar *= 2.0 * theta
     ll = np.empty(R)
-    g = np.empty((R, 3))
-    _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, 0, wloc, eps, ll, g)
+    if grad:
+        g = np.empty((R, 3))
+        _loglik_kernel(mu, var, dmu, dvar, choices, y, lengths, family, beta, tau, 0, wloc, eps, ll, g)
+    else:  # the values alone (the same to the bit), the gradient zeros
+        g = np.zeros((R, 3))
+        _loglik_values(mu, var, choices, y, lengths, family, beta, tau, 0, wloc, eps, ll)
     return ll, g
+
+
+@numba.njit(cache=True)
+def _gp_values(choices, y, lengths, d2i, wloc, eps, family, lam, beta, tau):
+    """Per-round log-likelihood (R,) under the exact GP posterior, round by round: each round's posterior
+    (:func:`~.surrogate._gp_round`) goes into one round's buffers, reused, and its choices are scored from them
+    at once (:func:`~.choice._round_values`), where the whole posterior (R, T - 1, P) with its derivatives,
+    written out first, was 350 kB per evaluation on the 8 x 8 grid (9 rounds of 20 choices), read back from
+    memory; the same values to the bit (the kernels' arithmetic is unchanged; a round reads only the rows its own
+    posterior wrote)."""
+    R, T = choices.shape
+    P = d2i.shape[0]
+    ktab, dtab = _kernel_tables(lam, d2i)
+    mu = np.zeros((T - 1, P))
+    var = np.full((T - 1, P), 1.0 + NOISE)
+    work = _choice_scratch(P)
+    ll = np.empty(R)
+    for r in range(R):
+        # no derivatives: _gp_round writes mu and var only (its dmu, dvar arguments are not touched)
+        _gp_round(choices[r], y[r], lengths[r], ktab, dtab, d2i, NOISE, False, mu, var, mu, var)
+        ll[r] = _round_values(mu, var, choices[r], y[r], lengths[r], family, beta, tau, 0, wloc, eps, work)
+    return ll
 
 
 @numba.njit(cache=True)

@@ -173,8 +173,9 @@ def _gp_round(ch, y, n, ktab, dtab, d2i, noise, grad, mu, var, dmu, dvar):
 
 
 @numba.njit(cache=True)
-def _gp_all(choices, y, lengths, lam, d2i, noise, grad):
-    R, T = choices.shape
+def _kernel_tables(lam, d2i):
+    """The RBF kernel ``ktab[d]`` and its lambda-derivative ``dtab[d]`` at every squared distance ``d`` (integers)
+    of the options' ``d2i``: what :func:`_gp_round` reads."""
     P = d2i.shape[0]
     nd = 0
     for i in range(P):
@@ -185,6 +186,14 @@ def _gp_all(choices, y, lengths, lam, d2i, noise, grad):
     for d in range(nd):
         ktab[d] = math.exp(-d / (2.0 * lam * lam))
         dtab[d] = ktab[d] * d / (lam * lam * lam)
+    return ktab, dtab
+
+
+@numba.njit(cache=True)
+def _gp_all(choices, y, lengths, lam, d2i, noise, grad):
+    R, T = choices.shape
+    P = d2i.shape[0]
+    ktab, dtab = _kernel_tables(lam, d2i)
     mu = np.zeros((R, T - 1, P))
     var = np.full((R, T - 1, P), 1.0 + noise)
     dmu = np.zeros((R, T - 1, P))

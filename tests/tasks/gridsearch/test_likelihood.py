@@ -355,3 +355,67 @@ def test_rounds_of_unequal_length_through_the_model():
     # the 2020 grid's fits hold no option set: their data groups are what they always were
     full = GridRounds(3, "spatial", np.arange(1, 3), rng.integers(0, 64, (2, 5)), np.full((2, 5), 50.0))
     assert set(GridSearchModel(full, cfg).data_groups()) == {"observed_data"}
+
+
+@pytest.mark.parametrize("surrogate", ["GP", "BMT"])
+@pytest.mark.parametrize("rule", [False, "wu2020", "wu2018", "wu2018-line"])
+def test_value_only_kernel_is_the_gradient_kernels_value(data, surrogate, rule):
+    """The value-only kernel (what the likelihood at many draws runs: bridge sampling, LOO) gives the gradient
+    kernel's values to the bit for every family, local or not, under every choice rule, at taus where the
+    published clamps decide and where they do not; so does the exact GP's round-by-round evaluation."""
+    from ibo_pymc.tasks.gridsearch.choice import (
+        REGISTRY,
+        _loglik_kernel,
+        _loglik_values,
+        family_draws,
+        local_weights,
+    )
+    from ibo_pymc.tasks.gridsearch.rules import rule_code
+
+    ch, y = data
+    lengths = np.array([12, 12, 7, 2])
+    post = (
+        gp_posterior(ch, y, 0.8, grad=True, lengths=lengths)
+        if surrogate == "GP"
+        else bmt_posterior(ch, y, 0.5, grad=True, lengths=lengths)
+    )
+    code = rule_code(rule)
+    checked = 0
+    for family, fcode in REGISTRY.items():
+        wloc = local_weights(GRID_8X8, rule) if family.startswith("L-") else np.ones((1, 1))
+        eps = family_draws(family, 64)
+        for beta, tau in ((0.4, 0.05), (2.0, 1e-4), (0.1, 3.0)):
+            ll, g, lv = np.empty(4), np.empty((4, 3)), np.empty(4)
+            args = (ch, y, lengths, fcode, beta, tau, code, wloc, eps)
+            _loglik_kernel(*post, *args, ll, g)
+            _loglik_values(post[0], post[1], *args, lv)
+            assert ll.tobytes() == lv.tobytes(), (family, beta, tau)
+            if surrogate == "GP" and code == 0:
+                got = density._gp_values(ch, y, lengths, GRID_8X8.sqdist, wloc, eps, fcode, 0.8, beta, tau)
+                assert got.tobytes() == ll.tobytes(), (family, beta, tau)
+            checked += 1
+    assert checked == 36
+
+
+@pytest.mark.parametrize("family", ["UCB", "EI", "PI", "L-UCB"])
+def test_zero_divisors_give_values_that_are_not_finite(data, family):
+    """The choice kernels divide without Numba's zero check (so that their loops vectorise): where they divide by
+    zero (tau 0; tau squared underflowing, tau 1e-170, in the gradient; EI's and PI's standard deviation 0) the
+    log-likelihood or its gradient is not finite, from both kernels alike, and nothing is raised; at tau 1e-150
+    (tau squared 1e-300) everything the gradient kernel gives is a number or an infinity."""
+    from ibo_pymc.tasks.gridsearch.choice import _loglik_values, family_code, local_weights
+
+    ch, y = data
+    mu, var, dmu, dvar = gp_posterior(ch, y, 0.8, grad=True)
+    wloc = local_weights(GRID_8X8) if family.startswith("L-") else np.ones((1, 1))
+    cases = [(var, 0.0), (var, 1e-170)]
+    if family in ("EI", "PI"):
+        cases.append((np.zeros_like(var), 0.1))
+    for v, tau in cases:
+        ll, g = choice_loglik((mu, v, dmu, dvar), ch, y, family, 0.5, tau)
+        assert not (np.isfinite(ll).all() and np.isfinite(g).all()), (family, tau)
+        lv = np.empty(4)
+        _loglik_values(mu, v, ch, y, np.full(4, 12), family_code(family), 0.5, tau, 0, wloc, np.zeros((1, 1)), lv)
+        assert lv.tobytes() == ll.tobytes(), (family, tau)
+    ll, g = choice_loglik((mu, var, dmu, dvar), ch, y, family, 0.5, 1e-150)
+    assert not np.isnan(ll).any() and not np.isnan(g).any()
