@@ -253,11 +253,12 @@ def _acquisition(
     standard deviation's derivative); ``dmu_t``, ``dvar_t`` and ``pqt`` are then not read and ``qth``, ``qb`` are
     left as they were.
 
-    The kernels this is inlined into divide without Numba's check for a zero divisor (``error_model="numpy"``:
-    the check's branch kept these loops from being vectorised): a zero divisor (tau 0, tau squared underflowing
-    below 1.5e-162, EI's and PI's standard deviation 0) gives an infinite or NaN log-likelihood instead of a
-    ``ZeroDivisionError``, as the likelihood's density already gave there (CHANGELOG); a density that is not
-    finite is rejected where it is used (NUTS, the mode's search, the LOO)."""
+    The likelihood's kernels (:func:`_loglik_kernel`, :func:`_loglik_values`, :func:`_round_values`; not the
+    table's) divide without Numba's check for a zero divisor (``error_model="numpy"``: the check's branch kept
+    these loops from being vectorised): a zero divisor (tau 0, tau squared underflowing below 1.5e-162, EI's and
+    PI's standard deviation 0) gives an infinite or NaN log-likelihood or gradient, not a ``ZeroDivisionError``,
+    whichever function calls them; a density that is not finite is rejected where it is used (NUTS, the mode's
+    search, the LOO)."""
     P = mu_t.shape[0]
     if base == 0:
         for p in range(P):
