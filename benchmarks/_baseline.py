@@ -35,9 +35,11 @@ def differences(a: np.ndarray, b: np.ndarray) -> tuple[int, int, float]:
     difference (inf where the shapes differ)."""
     if a.shape != b.shape:
         return a.size, a.size, float("inf")
+    if a.size == 0:
+        return 0, 0, 0.0
     a, b = a.ravel(), b.ravel()
     neq = a.view(np.uint8).reshape(a.size, -1) != b.view(np.uint8).reshape(b.size, -1)
-    n = int(neq.any(axis=1).sum()) if a.size else 0
+    n = int(neq.any(axis=1).sum())
     if n == 0:
         return 0, a.size, 0.0
     d = np.abs(a.astype(float) - b.astype(float))
@@ -46,10 +48,10 @@ def differences(a: np.ndarray, b: np.ndarray) -> tuple[int, int, float]:
 
 def alternate(repo: Path, rev: str, rounds: int, run, folder: Path, digits: int = 2):
     """``run(root, npz)`` (a fresh process's measurement: seconds per step; its values saved to ``npz``) for the
-    commit ``rev`` (checked out into ``folder``) and this checkout, alternately for ``rounds`` rounds (the order
-    swapped each round; this machine's speed drifts by 10% within an hour), each run printed. Returns the runs
-    (``{"baseline": [...], "current": [...]}``) and :func:`differences` of every value the last two runs saved
-    (a value only one of them saved counts as differing)."""
+    commit ``rev`` (checked out into ``folder / "baseline"``) and this checkout, alternately for ``rounds`` rounds
+    (the order swapped each round; this machine's speed drifts by 10% within an hour), each run printed. Returns
+    the runs (``{"baseline": [...], "current": [...]}``) and :func:`differences` of every value the last two runs
+    saved (a value only one of them saved counts as differing)."""
     runs = {"baseline": [], "current": []}
     with baseline_worktree(repo, rev, folder / "baseline") as base:
         for r in range(rounds):
@@ -58,9 +60,9 @@ def alternate(repo: Path, rev: str, rounds: int, run, folder: Path, digits: int 
                 runs[name].append(run(root, folder / f"{name}.npz"))
                 times = ", ".join(f"{k} {v:.{digits}f} s" for k, v in runs[name][-1].items())
                 print(f"round {r + 1} {name}: {times}", flush=True)
-        a, b = np.load(folder / "baseline.npz"), np.load(folder / "current.npz")
-        keys = sorted(set(a.files) | set(b.files))
-        differ = {k: differences(a[k], b[k]) if k in a.files and k in b.files else (1, 1, np.inf) for k in keys}
+        with np.load(folder / "baseline.npz") as a, np.load(folder / "current.npz") as b:
+            keys = sorted(set(a.files) | set(b.files))
+            differ = {k: differences(a[k], b[k]) if k in a.files and k in b.files else (1, 1, np.inf) for k in keys}
     return runs, differ
 
 

@@ -143,6 +143,7 @@ def main(argv=None) -> int:
         return 0
     if not Path(args.data).is_dir():
         p.error(f"--data: {args.data} is not a folder (expected the folder of study folders)")
+    args.data = str(Path(args.data).resolve())  # the measurements run in each checkout's folder
     if not is_commit(REPO, args.baseline):
         p.error(f"--baseline: {args.baseline!r} is not a commit of this repository")
     with tempfile.TemporaryDirectory(prefix="bench-grid-kernels-") as tmp:

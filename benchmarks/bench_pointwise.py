@@ -127,6 +127,7 @@ def main(argv=None) -> int:
         p.error(f"--rounds >= 1 and --draws >= 3 expected, got {args.rounds} and {args.draws}")
     if not Path(args.data).is_dir():
         p.error(f"--data: {args.data} is not a folder (expected the hotspot study's raw logs)")
+    args.data = str(Path(args.data).resolve())  # the measurements run in each checkout's folder
     if not is_commit(REPO, args.baseline):
         p.error(f"--baseline: {args.baseline!r} is not a commit of this repository")
     with tempfile.TemporaryDirectory(prefix="bench-pointwise-") as tmp:

@@ -244,9 +244,10 @@ def _acquisition(
     under the choice rule's clamps. PMU's values come in ``pq``, ``pqt`` (:func:`_pmu`). Shared by the
     likelihood's kernels and the table's (:func:`choice_loglik_table`).
 
-    One loop over the options per family, then the clamps and the local weights in loops of their own: a loop
-    with no branch on the family inside is one the compiler vectorises (square roots and divisions four options
-    at a time); each option's arithmetic is the same either way, so the values are too.
+    One loop over the options per family (EI and PI share one), then the clamps and the local weights in loops of
+    their own: a loop whose branches do not change from option to option is one the compiler vectorises (square
+    roots and divisions four options at a time); each option's arithmetic is the same either way, so the values
+    are too.
 
     ``want``: whether the derivatives are wanted. A constant where the function is inlined, so that with
     ``False`` (:func:`_loglik_values`) the compiler drops their arithmetic (PI's density, every division by the
@@ -255,10 +256,11 @@ def _acquisition(
 
     The likelihood's kernels (:func:`_loglik_kernel`, :func:`_loglik_values`, :func:`_round_values`; not the
     table's) divide without Numba's check for a zero divisor (``error_model="numpy"``: the check's branch kept
-    these loops from being vectorised): a zero divisor (tau 0, tau squared underflowing below 1.5e-162, EI's and
-    PI's standard deviation 0) gives an infinite or NaN log-likelihood or gradient, not a ``ZeroDivisionError``,
-    whichever function calls them; a density that is not finite is rejected where it is used (NUTS, the mode's
-    search, the LOO)."""
+    these loops from being vectorised): under the plain rule a zero divisor (tau 0; in the gradient tau squared,
+    zero for tau below 1.57e-162; EI's and PI's standard deviation 0) gives an infinite or NaN log-likelihood or
+    gradient, not a ``ZeroDivisionError``, whichever function calls them (under a published rule tau 0 is
+    clamped instead: each decision at log(1e-5) or log(0.99999)); a density that is not finite is rejected where
+    it is used (NUTS, the mode's search, the LOO)."""
     P = mu_t.shape[0]
     if base == 0:
         for p in range(P):
@@ -429,7 +431,7 @@ def _choice_scratch(P):
 def _round_values(mu, var, ch, y, n, family, beta, tau, rule, wloc, eps, work):
     """One round's log-likelihood of :func:`_loglik_values`: ``mu``, ``var`` the posterior before its choices
     (T - 1, P; rows from ``n - 1`` on are not read), ``ch``, ``y`` its choices and rewards (T,), ``n`` its
-    observations, ``work`` :func:`_choice_scratch`. The posterior's derivatives are not read (``mu`` and ``var``
+    observations, ``work`` :func:`_choice_scratch`. The posterior's derivatives are not used (``mu`` and ``var``
     stand in for them)."""
     return _round_choices(mu, var, mu, var, ch, y, n, family, beta, tau, rule, wloc, eps, work, False)[0]
 
