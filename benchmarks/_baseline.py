@@ -101,3 +101,14 @@ def worker_run(root: Path, argv: list[str], **env) -> dict:
     if r.returncode != 0:
         raise SystemExit(f"{root}: the measurement failed ({r.returncode}):\n{r.stderr[-2000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def checked_inputs(parser, repo: Path, data: str, rev: str, what: str) -> str:
+    """Refuse (one line, exit 2) a ``--data`` that is not a folder (``what``: what it should hold) or a
+    ``--baseline`` that is not a commit of ``repo``; returns ``data`` made absolute (the measurements run in
+    each checkout's folder)."""
+    if not Path(data).is_dir():
+        parser.error(f"--data: {data} is not a folder (expected {what})")
+    if not is_commit(repo, rev):
+        parser.error(f"--baseline: {rev!r} is not a commit of this repository")
+    return str(Path(data).resolve())

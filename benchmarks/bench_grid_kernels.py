@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 from _args import positive_int, subject_arg  # beside this script
-from _baseline import alternate, is_commit, report, worker_run
+from _baseline import alternate, checked_inputs, report, worker_run
 from _grid_data import PARTS, study_part
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,11 +141,7 @@ def main(argv=None) -> int:
             )
         )
         return 0
-    if not Path(args.data).is_dir():
-        p.error(f"--data: {args.data} is not a folder (expected the folder of study folders)")
-    args.data = str(Path(args.data).resolve())  # the measurements run in each checkout's folder
-    if not is_commit(REPO, args.baseline):
-        p.error(f"--baseline: {args.baseline!r} is not a commit of this repository")
+    args.data = checked_inputs(p, REPO, args.data, args.baseline, "the folder of study folders")
     with tempfile.TemporaryDirectory(prefix="bench-grid-kernels-") as tmp:
         runs, differ = alternate(REPO, args.baseline, args.rounds, lambda root, npz: _run(root, args, npz), Path(tmp))
     who = ",".join(map(str, args.participants))

@@ -29,9 +29,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _baseline import alternate, is_commit, report, worker_run  # beside this script
-
-from ibo_pymc.cli._common import positive_int, subject_arg
+from _args import positive_int, subject_arg  # beside this script
+from _baseline import alternate, checked_inputs, report, worker_run
 
 REPO = Path(__file__).resolve().parents[1]
 #: the commit before the post-sampling kernels were split (summed and pointwise) and the tables taken at the
@@ -125,11 +124,7 @@ def main(argv=None) -> int:
         return 0
     if args.rounds < 1 or args.draws < 3:
         p.error(f"--rounds >= 1 and --draws >= 3 expected, got {args.rounds} and {args.draws}")
-    if not Path(args.data).is_dir():
-        p.error(f"--data: {args.data} is not a folder (expected the hotspot study's raw logs)")
-    args.data = str(Path(args.data).resolve())  # the measurements run in each checkout's folder
-    if not is_commit(REPO, args.baseline):
-        p.error(f"--baseline: {args.baseline!r} is not a commit of this repository")
+    args.data = checked_inputs(p, REPO, args.data, args.baseline, "the hotspot study's raw logs")
     with tempfile.TemporaryDirectory(prefix="bench-pointwise-") as tmp:
         runs, differ = alternate(
             REPO, args.baseline, args.rounds, lambda root, npz: _run(root, args, npz), Path(tmp), 3
