@@ -13,8 +13,7 @@ call that loads Numba's caches:
 * ``fits``: each participant's fit at the task's defaults (GP; skipped with ``--no-fits``);
 * ``gradient``: the log-density and its gradient with the tabulated posterior NUTS samples with (the cost of a
   NUTS step), at 300 of each family's posterior draws from the fit, evenly spaced (with ``--no-fits``, at 300
-  points of its prior: there the exponentials of the softmax underflow less often than at the posterior, and
-  the ratio is not a NUTS step's);
+  points of its prior, whose ratio need not be a NUTS step's);
 * ``rows``: each fit's summary row (reliable LOO: PSIS per family, moment matching, exact refits), as
   ``ibo-sample --subject all`` writes it.
 
